@@ -1,0 +1,167 @@
+// Package accountdb stores accounts, licenses, activations and sessions with gorm, on
+// Postgres or SQLite.
+package accountdb
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/db"
+	"gorm.io/gorm"
+)
+
+var _ account.Storer = (*Store)(nil)
+
+// Store implements account.Storer.
+type Store struct {
+	db *gorm.DB
+}
+
+// New returns a Store on gdb.
+func New(gdb *gorm.DB) *Store { return &Store{db: gdb} }
+
+type accountRow struct {
+	CUID        string `gorm:"column:cuid;primaryKey"`
+	Name        string
+	Email       string
+	DisplayName string
+	CreatedAt   time.Time
+}
+
+func (accountRow) TableName() string { return "accounts" }
+
+type licenseRow struct {
+	ID          int64 `gorm:"primaryKey"`
+	KeyHash     string
+	AccountCUID string `gorm:"column:account_cuid"`
+	Active      bool
+	CreatedAt   time.Time
+}
+
+func (licenseRow) TableName() string { return "licenses" }
+
+type activationRow struct {
+	ID           int64 `gorm:"primaryKey"`
+	LicenseID    int64
+	InstanceHash string
+	CreatedAt    time.Time
+}
+
+func (activationRow) TableName() string { return "activations" }
+
+type sessionRow struct {
+	TokenHash   string `gorm:"primaryKey"`
+	LicenseID   int64
+	AccountCUID string `gorm:"column:account_cuid"`
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
+func (sessionRow) TableName() string { return "sessions" }
+
+// CreateLicense implements account.Storer.
+func (s *Store) CreateLicense(ctx context.Context, a account.Account, keyHash, instanceHash string) error {
+	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&accountRow{CUID: a.CUID, Name: a.Name, Email: a.Email, DisplayName: a.Name, CreatedAt: a.CreatedAt}).Error; err != nil {
+			return err
+		}
+		lic := licenseRow{KeyHash: keyHash, AccountCUID: a.CUID, Active: true, CreatedAt: a.CreatedAt}
+		if err := tx.Create(&lic).Error; err != nil {
+			return err
+		}
+		return tx.Create(&activationRow{LicenseID: lic.ID, InstanceHash: instanceHash, CreatedAt: a.CreatedAt}).Error
+	}))
+}
+
+// AddActivation implements account.Storer. Adding an activation that exists already is a
+// no-op, so the operator command can be repeated safely.
+func (s *Store) AddActivation(ctx context.Context, keyHash, instanceHash string, now time.Time) (account.Account, error) {
+	var a account.Account
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var lic licenseRow
+		if err := tx.Where("key_hash = ?", keyHash).Take(&lic).Error; err != nil {
+			return notFound(err)
+		}
+		row := activationRow{LicenseID: lic.ID, InstanceHash: instanceHash, CreatedAt: now}
+		if err := tx.Where(activationRow{LicenseID: lic.ID, InstanceHash: instanceHash}).FirstOrCreate(&row).Error; err != nil {
+			return err
+		}
+		var err error
+		a, err = s.account(tx, lic.AccountCUID)
+		return err
+	})
+	return a, db.Classify(err)
+}
+
+// DeactivateLicense implements account.Storer.
+func (s *Store) DeactivateLicense(ctx context.Context, keyHash string) error {
+	res := s.db.WithContext(ctx).Model(&licenseRow{}).Where("key_hash = ?", keyHash).Update("active", false)
+	if res.Error != nil {
+		return db.Classify(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return account.ErrNotFound
+	}
+	return nil
+}
+
+// FindActivation implements account.Storer.
+func (s *Store) FindActivation(ctx context.Context, keyHash, instanceHash string) (account.Activation, error) {
+	var row struct {
+		LicenseID    int64
+		KeyHash      string
+		InstanceHash string
+		AccountCUID  string `gorm:"column:account_cuid"`
+	}
+	err := s.db.WithContext(ctx).Table("licenses l").
+		Select("l.id AS license_id, l.key_hash, a.instance_hash, l.account_cuid").
+		Joins("JOIN activations a ON a.license_id = l.id").
+		Where("l.key_hash = ? AND a.instance_hash = ? AND l.active", keyHash, instanceHash).
+		Take(&row).Error
+	if err != nil {
+		return account.Activation{}, db.Classify(notFound(err))
+	}
+	acc, err := s.account(s.db.WithContext(ctx), row.AccountCUID)
+	if err != nil {
+		return account.Activation{}, db.Classify(err)
+	}
+	return account.Activation{LicenseID: row.LicenseID, KeyHash: row.KeyHash, InstanceHash: row.InstanceHash, Account: acc}, nil
+}
+
+// CreateSession implements account.Storer.
+func (s *Store) CreateSession(ctx context.Context, sess account.Session) error {
+	return db.Classify(s.db.WithContext(ctx).Create(&sessionRow{TokenHash: sess.TokenHash, LicenseID: sess.LicenseID,
+		AccountCUID: sess.AccountCUID, CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt}).Error)
+}
+
+// FindSession implements account.Storer.
+func (s *Store) FindSession(ctx context.Context, tokenHash string) (account.Session, error) {
+	var row sessionRow
+	err := s.db.WithContext(ctx).Table("sessions s").
+		Select("s.*").
+		Joins("JOIN licenses l ON l.id = s.license_id").
+		Where("s.token_hash = ? AND l.active", tokenHash).
+		Take(&row).Error
+	if err != nil {
+		return account.Session{}, db.Classify(notFound(err))
+	}
+	return account.Session{TokenHash: row.TokenHash, LicenseID: row.LicenseID, AccountCUID: row.AccountCUID,
+		CreatedAt: row.CreatedAt, ExpiresAt: row.ExpiresAt}, nil
+}
+
+func (s *Store) account(tx *gorm.DB, cuid string) (account.Account, error) {
+	var row accountRow
+	if err := tx.Where("cuid = ?", cuid).Take(&row).Error; err != nil {
+		return account.Account{}, notFound(err)
+	}
+	return account.Account{CUID: row.CUID, Name: row.Name, Email: row.Email, CreatedAt: row.CreatedAt}, nil
+}
+
+func notFound(err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return account.ErrNotFound
+	}
+	return err
+}

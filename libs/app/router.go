@@ -1,0 +1,104 @@
+package app
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
+
+	"github.com/sharenote/sharenote/libs/authn"
+	"github.com/sharenote/sharenote/libs/errs"
+	"github.com/sharenote/sharenote/libs/httpx"
+	"github.com/sharenote/sharenote/libs/ratelimit"
+	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/libs/telemetry"
+)
+
+func init() { gin.SetMode(gin.ReleaseMode) }
+
+// newRouter mounts every route of the table that one of services owns, with the
+// middleware its row names. The middleware order, outermost first: request id, tracing,
+// access log, metrics, error rendering, panic recovery, the per-IP limit on everything;
+// then per route: body limit, the per-IP auth limit, bearer auth, the per-account
+// mutation limit, the handler.
+func newRouter(d Deps, lim ratelimit.Limiter, process string, services []Service) (*gin.Engine, error) {
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.RedirectTrailingSlash = false
+	e.RedirectFixedPath = false
+	e.ContextWithFallback = true
+	e.ForwardedByClientIP = true
+	e.RemoteIPHeaders = []string{"X-Forwarded-For"}
+	if err := e.SetTrustedProxies(d.Config.TrustedProxyStrings()); err != nil {
+		return nil, fmt.Errorf("trusted proxies: %w", err)
+	}
+	e.Use(
+		httpx.RequestID(),
+		otelgin.Middleware(process, otelgin.WithTracerProvider(d.Tracer), otelgin.WithPropagators(telemetry.Propagator)),
+		httpx.AccessLog(d.Log),
+		telemetry.NewHTTPMetrics(d.Registry).Middleware(),
+		errs.Middleware(d.Log),
+		httpx.Recovery(),
+		ratelimit.Middleware(lim, ratelimit.AllAPI, clientIP),
+	)
+
+	auth := authn.Middleware(d.Accounts)
+	var mounted []routes.Route
+	for _, s := range services {
+		owned := routes.ForService(s.Name)
+		for _, r := range owned {
+			h, ok := s.Handlers[r.ID]
+			if !ok {
+				return nil, fmt.Errorf("service %s has no handler for route %s %s", s.Name, r.Method, r.Path)
+			}
+			e.Handle(r.Method, r.Path, append(chain(r, lim, auth), h)...)
+			mounted = append(mounted, r)
+		}
+		if len(s.Handlers) != len(owned) {
+			return nil, fmt.Errorf("service %s has handlers for routes it does not own", s.Name)
+		}
+	}
+	e.NoRoute(func(c *gin.Context) { errs.Abort(c, errs.NotFoundError()) })
+	e.NoMethod(func(c *gin.Context) {
+		allow := allowed(mounted, c.Request.URL.Path)
+		c.Header("Allow", strings.Join(allow, ", "))
+		errs.Abort(c, errs.Newf(http.StatusMethodNotAllowed, errs.MethodNotAllowed,
+			"%s is not allowed here; allowed: %s.", c.Request.Method, strings.Join(allow, ", ")))
+	})
+	return e, nil
+}
+
+// chain returns the per-route middleware of r's table row.
+func chain(r routes.Route, lim ratelimit.Limiter, auth gin.HandlerFunc) []gin.HandlerFunc {
+	var hs []gin.HandlerFunc
+	if r.MaxBody > 0 {
+		hs = append(hs, httpx.BodyLimit(r.MaxBody))
+	}
+	switch r.Access {
+	case routes.License:
+		hs = append(hs, ratelimit.Middleware(lim, ratelimit.Auth, clientIP))
+	case routes.Bearer:
+		hs = append(hs, auth)
+	case routes.Mutation:
+		hs = append(hs, auth, ratelimit.Middleware(lim, ratelimit.Mutation, authn.AccountKey))
+	case routes.Public:
+	}
+	return hs
+}
+
+func clientIP(c *gin.Context) string { return c.ClientIP() }
+
+// allowed lists the methods mounted for the paths that match path, for the Allow header.
+func allowed(mounted []routes.Route, path string) []string {
+	var out []string
+	for _, r := range mounted {
+		if routes.Match(r.Path, path) && !slices.Contains(out, r.Method) {
+			out = append(out, r.Method)
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,179 @@
+// Package config reads the platform configuration every sharenote process shares from the
+// environment (CONTRACT.md "Operations"), applies the defaults and validates it once at
+// start, so that a bad setting stops the process with one clear line.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Config is the platform part of every service's configuration.
+type Config struct {
+	// Addr is the public listener (SHARE_ADDR).
+	Addr string
+	// AdminAddr serves /healthz, /readyz, /metrics and pprof (SHARE_ADMIN_ADDR); the ingress
+	// never routes to it.
+	AdminAddr string
+	// PublicURL is {base_url} in every URL the API returns, without a trailing slash.
+	PublicURL string
+	// DataDir is where the embedded default keeps its SQLite file.
+	DataDir string
+	// DatabaseURL is postgres://… or sqlite:<path>.
+	DatabaseURL string
+	// RedisURL is redis://…; empty selects the in-process rate limiter (one process only).
+	RedisURL string
+	// RedisKeyPrefix namespaces every Redis key, so that several installations (or test
+	// runs) can share one Redis.
+	RedisKeyPrefix string
+	// TrustedProxies are the networks whose X-Forwarded-For header is believed.
+	TrustedProxies []netip.Prefix
+	// LogLevel is the minimum level logged.
+	LogLevel slog.Level
+	// ShutdownTimeout bounds the drain of in-flight requests after SIGTERM.
+	ShutdownTimeout time.Duration
+}
+
+// Variables lists every environment variable Load reads with its default, in the order
+// the README documents them.
+var Variables = []struct{ Name, Default, Meaning string }{
+	{"SHARE_ADDR", "127.0.0.1:8080", "public listener"},
+	{"SHARE_ADMIN_ADDR", "127.0.0.1:9090", "/healthz, /readyz, /metrics, pprof"},
+	{"SHARE_PUBLIC_URL", "http:// + SHARE_ADDR", "{base_url} in returned URLs"},
+	{"SHARE_DATA_DIR", "./.data", "embedded default's files"},
+	{"SHARE_DATABASE_URL", "sqlite:$SHARE_DATA_DIR/sharenote.db", "postgres://… or sqlite:<path>"},
+	{"SHARE_REDIS_URL", "", "redis://…; empty = in-process limits"},
+	{"SHARE_REDIS_KEY_PREFIX", "sharenote:", "prefix of every Redis key"},
+	{"SHARE_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed"},
+	{"SHARE_LOG_LEVEL", "info", "debug, info, warn, error"},
+	{"SHARE_SHUTDOWN_TIMEOUT", "20s", "drain time after SIGTERM"},
+}
+
+// Load reads the configuration through getenv (os.Getenv in production, a map in tests).
+func Load(getenv func(string) string) (Config, error) {
+	get := func(name, def string) string {
+		if v := strings.TrimSpace(getenv(name)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		Addr:           get("SHARE_ADDR", "127.0.0.1:8080"),
+		AdminAddr:      get("SHARE_ADMIN_ADDR", "127.0.0.1:9090"),
+		DataDir:        get("SHARE_DATA_DIR", "./.data"),
+		RedisURL:       get("SHARE_REDIS_URL", ""),
+		RedisKeyPrefix: get("SHARE_REDIS_KEY_PREFIX", "sharenote:"),
+	}
+	var errList []error
+	for _, a := range []struct{ name, v string }{{"SHARE_ADDR", c.Addr}, {"SHARE_ADMIN_ADDR", c.AdminAddr}} {
+		if _, _, err := net.SplitHostPort(a.v); err != nil {
+			errList = append(errList, fmt.Errorf("%s=%q is not host:port", a.name, a.v))
+		}
+	}
+	c.PublicURL = strings.TrimRight(get("SHARE_PUBLIC_URL", defaultPublicURL(c.Addr)), "/")
+	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errList = append(errList, fmt.Errorf("SHARE_PUBLIC_URL=%q is not an absolute http(s) URL", c.PublicURL))
+	}
+	c.DatabaseURL = get("SHARE_DATABASE_URL", "sqlite:"+filepath.Join(c.DataDir, "sharenote.db"))
+	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") &&
+		!strings.HasPrefix(c.DatabaseURL, "sqlite:") {
+		errList = append(errList, errors.New("SHARE_DATABASE_URL must start with postgres://, postgresql:// or sqlite:"))
+	}
+	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
+		errList = append(errList, errors.New("SHARE_REDIS_URL must start with redis:// or rediss://"))
+	}
+	for _, s := range strings.Split(get("SHARE_TRUSTED_PROXIES", ""), ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		p, err := parsePrefix(s)
+		if err != nil {
+			errList = append(errList, fmt.Errorf("SHARE_TRUSTED_PROXIES: %q is not a CIDR or IP", s))
+			continue
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p)
+	}
+	if err := c.LogLevel.UnmarshalText([]byte(get("SHARE_LOG_LEVEL", "info"))); err != nil {
+		errList = append(errList, fmt.Errorf("SHARE_LOG_LEVEL=%q is not debug, info, warn or error", getenv("SHARE_LOG_LEVEL")))
+	}
+	d, err := time.ParseDuration(get("SHARE_SHUTDOWN_TIMEOUT", "20s"))
+	if err != nil || d <= 0 {
+		errList = append(errList, fmt.Errorf("SHARE_SHUTDOWN_TIMEOUT=%q is not a positive duration", getenv("SHARE_SHUTDOWN_TIMEOUT")))
+	}
+	c.ShutdownTimeout = d
+	if err := errors.Join(errList...); err != nil {
+		return Config{}, fmt.Errorf("configuration: %w", err)
+	}
+	return c, nil
+}
+
+// TrustedProxyStrings returns the trusted networks in the form gin's SetTrustedProxies takes.
+func (c Config) TrustedProxyStrings() []string {
+	out := make([]string, 0, len(c.TrustedProxies))
+	for _, p := range c.TrustedProxies {
+		out = append(out, p.String())
+	}
+	return out
+}
+
+// LogValue prints the configuration with the passwords of connection URLs masked, so the
+// start-up line never leaks a credential.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("addr", c.Addr),
+		slog.String("admin_addr", c.AdminAddr),
+		slog.String("public_url", c.PublicURL),
+		slog.String("data_dir", c.DataDir),
+		slog.String("database_url", Redact(c.DatabaseURL)),
+		slog.String("redis_url", Redact(c.RedisURL)),
+		slog.String("redis_key_prefix", c.RedisKeyPrefix),
+		slog.Any("trusted_proxies", c.TrustedProxyStrings()),
+		slog.String("log_level", c.LogLevel.String()),
+		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
+	)
+}
+
+// Redact returns a connection URL with its password (and any password query parameter)
+// replaced by "xxxxx".
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "sqlite" || u.Opaque != "" {
+		return raw
+	}
+	q := u.Query()
+	if q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	}
+	return u.Redacted()
+}
+
+func defaultPublicURL(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "http://" + addr
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		return p.Masked(), err
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}

@@ -1,0 +1,105 @@
+// Package errs is the one error type of the HTTP edge. Handlers return *Error values
+// (or wrap them); a single gin middleware renders them as the JSON body that CONTRACT.md
+// fixes, {"error": code, "message": sentence}, and hides every detail of a 5xx.
+package errs
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Machine-readable error codes, exactly the list of CONTRACT.md "Errors".
+const (
+	InvalidBody            = "invalid_body"
+	InvalidField           = "invalid_field"
+	InvalidProperties      = "invalid_properties"
+	InvalidImage           = "invalid_image"
+	InvalidVersion         = "invalid_version"
+	InvalidCursor          = "invalid_cursor"
+	InvalidLimit           = "invalid_limit"
+	UnsupportedContentType = "unsupported_content_type"
+	Unauthorized           = "unauthorized"
+	NotFound               = "not_found"
+	MethodNotAllowed       = "method_not_allowed"
+	PayloadTooLarge        = "payload_too_large"
+	NoteTooLarge           = "note_too_large"
+	ImageTooLarge          = "image_too_large"
+	StorageQuotaExceeded   = "storage_quota_exceeded"
+	RateLimited            = "rate_limited"
+	InternalError          = "internal_error"
+	ServiceUnavailable     = "service_unavailable"
+)
+
+// Error is an error with an HTTP status, a code from the list above and a message safe to
+// show to the client. Cause, when set, is for logs only and never reaches the response.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Cause   error
+}
+
+// New returns an *Error with the given status, code and client-facing message.
+func New(status int, code, message string) *Error {
+	return &Error{Status: status, Code: code, Message: message}
+}
+
+// Newf is New with a formatted message.
+func Newf(status int, code, format string, args ...any) *Error {
+	return New(status, code, fmt.Sprintf(format, args...))
+}
+
+func (e *Error) Error() string {
+	if e.Cause != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Cause)
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Unwrap exposes the cause to errors.Is and errors.As.
+func (e *Error) Unwrap() error { return e.Cause }
+
+// Body is the JSON error body of CONTRACT.md.
+type Body struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+// Internal wraps an unexpected error as a 500 whose body says nothing about it.
+func Internal(cause error) *Error {
+	return &Error{Status: http.StatusInternalServerError, Code: InternalError,
+		Message: "The service hit an unexpected error.", Cause: cause}
+}
+
+// Unavailable wraps a dependency failure (database or Redis down) as a 503.
+func Unavailable(cause error) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: ServiceUnavailable,
+		Message: "The service is temporarily unavailable; retry later.", Cause: cause}
+}
+
+// UnauthorizedError is the single 401 of the API: every credential failure answers with
+// exactly this body so that a caller cannot tell which part was wrong.
+func UnauthorizedError() *Error {
+	return New(http.StatusUnauthorized, Unauthorized, "Missing, invalid or expired credentials.")
+}
+
+// NotFoundError is the 404 for anything missing, not owned, expired or unpublished.
+func NotFoundError() *Error {
+	return New(http.StatusNotFound, NotFound, "Not found.")
+}
+
+// As returns err as an *Error. An error that reports Unavailable() (a database or Redis
+// that cannot be reached) becomes a 503; anything else that is not an *Error becomes an
+// internal error, so a forgotten translation can never leak a driver message to a client.
+func As(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var u interface{ Unavailable() bool }
+	if errors.As(err, &u) && u.Unavailable() {
+		return Unavailable(err)
+	}
+	return Internal(err)
+}

@@ -1,0 +1,34 @@
+package errs
+
+import (
+	"log/slog"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+)
+
+// Abort records err on the gin context and stops the handler chain; Middleware renders it.
+func Abort(c *gin.Context, err error) {
+	_ = c.Error(err)
+	c.Abort()
+}
+
+// Middleware renders the last error recorded on the context as the JSON error body. It is
+// the only place an error becomes a response: 5xx causes are logged here, once, and the
+// client sees only the generic message.
+func Middleware(log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		c.Next()
+		if len(c.Errors) == 0 || c.Writer.Written() {
+			return
+		}
+		e := As(c.Errors.Last().Err)
+		if e.Status >= http.StatusInternalServerError {
+			log.ErrorContext(c.Request.Context(), "request failed", "err", e, "route", c.FullPath())
+			if e.Status == http.StatusServiceUnavailable {
+				c.Header("Retry-After", "5")
+			}
+		}
+		c.AbortWithStatusJSON(e.Status, Body{Error: e.Code, Message: e.Message})
+	}
+}

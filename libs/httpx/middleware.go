@@ -1,0 +1,119 @@
+// Package httpx holds the HTTP plumbing every service shares: request ids, access logs,
+// panic recovery, body limits, JSON decoding with the error codes of CONTRACT.md, and the
+// listeners with graceful shutdown.
+package httpx
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/sharenote/sharenote/libs/errs"
+	"github.com/sharenote/sharenote/libs/logging"
+)
+
+// RequestIDHeader carries the request id in both directions.
+const RequestIDHeader = "X-Request-ID"
+
+// RequestID takes a well-formed incoming X-Request-ID (from the ingress) or makes one,
+// echoes it in the response and puts it in the request context for the logger.
+func RequestID() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id := c.GetHeader(RequestIDHeader)
+		if !validRequestID(id) {
+			var b [12]byte
+			_, _ = rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		c.Header(RequestIDHeader, id)
+		c.Request = c.Request.WithContext(logging.WithRequestID(c.Request.Context(), id))
+		c.Next()
+	}
+}
+
+func validRequestID(id string) bool {
+	if id == "" || len(id) > 64 {
+		return false
+	}
+	for _, r := range id {
+		if !(r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// AccessLog writes one JSON line per request. It logs the path but never the query,
+// headers or body, so neither a token nor a license key can reach the log.
+func AccessLog(log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
+			slog.String("method", c.Request.Method),
+			slog.String("route", route),
+			slog.String("path", c.Request.URL.Path),
+			slog.Int("status", c.Writer.Status()),
+			slog.Int("bytes", max(c.Writer.Size(), 0)),
+			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.String("ip", c.ClientIP()),
+		)
+	}
+}
+
+// Recovery turns a panic into a 500 internal_error whose cause (with the stack) is logged
+// by errs.Middleware and never sent to the client.
+func Recovery() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			r := recover()
+			if r == nil {
+				return
+			}
+			if r == http.ErrAbortHandler { //nolint:errorlint // Sentinel compared as net/http does.
+				panic(r)
+			}
+			errs.Abort(c, errs.Internal(fmt.Errorf("panic: %v\n%s", r, debug.Stack())))
+		}()
+		c.Next()
+	}
+}
+
+// BodyLimit caps the request body at n bytes: a declared Content-Length over n is refused
+// at once, and a body that grows past n fails while being read, so no handler ever
+// buffers more than n bytes.
+func BodyLimit(n int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > n {
+			errs.Abort(c, TooLarge(n))
+			return
+		}
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+		c.Next()
+	}
+}
+
+// TooLarge is the 413 payload_too_large for a request body over n bytes.
+func TooLarge(n int64) *errs.Error {
+	return errs.Newf(http.StatusRequestEntityTooLarge, errs.PayloadTooLarge, "The request body is larger than %d bytes.", n)
+}
+
+// ReadError translates an error met while reading a request body: over the limit is 413,
+// anything else is the client's broken body.
+func ReadError(err error) *errs.Error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return TooLarge(mbe.Limit)
+	}
+	return errs.New(http.StatusBadRequest, errs.InvalidBody, "The request body could not be read.")
+}

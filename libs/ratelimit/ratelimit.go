@@ -1,0 +1,71 @@
+// Package ratelimit enforces SPEC.md's protective limits with the generic cell rate
+// algorithm (GCRA). A limit of N per period admits a burst of N and then one request every
+// period/N. Counters live in Redis (redis_rate) so that every replica and service shares
+// them; the embedded default uses an in-process limiter with the same arithmetic.
+package ratelimit
+
+import (
+	"context"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/sharenote/sharenote/libs/errs"
+)
+
+// Limit is a rate of Rate requests per Period, with a burst of Rate.
+type Limit struct {
+	Name   string
+	Rate   int
+	Period time.Duration
+}
+
+// The limits of SPEC.md "Limits".
+var (
+	// AllAPI applies to every request, per client IP.
+	AllAPI = Limit{Name: "api", Rate: 600, Period: time.Minute}
+	// Auth applies to POST /api/auth/publish, per client IP, on top of AllAPI.
+	Auth = Limit{Name: "auth", Rate: 10, Period: time.Minute}
+	// Mutation applies to the authenticated mutations of CONTRACT.md, per account.
+	Mutation = Limit{Name: "mutation", Rate: 60, Period: time.Minute}
+)
+
+// Interval is the time in which one more request is earned.
+func (l Limit) Interval() time.Duration { return l.Period / time.Duration(l.Rate) }
+
+// Result is the outcome of one Allow call.
+type Result struct {
+	Allowed bool
+	// RetryAfter is how long until the next request would be allowed, when not Allowed.
+	RetryAfter time.Duration
+}
+
+// Limiter admits or rejects one request for key under limit l.
+type Limiter interface {
+	Allow(ctx context.Context, key string, l Limit) (Result, error)
+}
+
+// Middleware rejects requests over l, keyed by key(c), with 429 rate_limited and a
+// Retry-After of whole seconds, at least 1.
+func Middleware(lim Limiter, l Limit, key func(*gin.Context) string) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		res, err := lim.Allow(c.Request.Context(), key(c), l)
+		if err != nil {
+			errs.Abort(c, errs.Internal(err))
+			return
+		}
+		if !res.Allowed {
+			c.Header("Retry-After", strconv.Itoa(RetryAfterSeconds(res.RetryAfter)))
+			errs.Abort(c, errs.New(http.StatusTooManyRequests, errs.RateLimited, "Too many requests; retry after the time in Retry-After."))
+			return
+		}
+		c.Next()
+	}
+}
+
+// RetryAfterSeconds rounds d up to whole seconds, at least 1.
+func RetryAfterSeconds(d time.Duration) int {
+	return max(1, int(math.Ceil(d.Seconds())))
+}

@@ -1,0 +1,70 @@
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+)
+
+// Redis is the distributed GCRA limiter: one Lua call per request against shared counters,
+// so a limit holds across every replica and service.
+type Redis struct {
+	rl     *redis_rate.Limiter
+	prefix string
+}
+
+// NewRedis returns a limiter whose keys all start with prefix.
+func NewRedis(rdb *redis.Client, prefix string) *Redis {
+	return &Redis{rl: redis_rate.NewLimiter(rdb), prefix: prefix}
+}
+
+// Allow implements Limiter.
+func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) {
+	res, err := r.rl.Allow(ctx, r.prefix+l.Name+":"+key, redis_rate.Limit{Rate: l.Rate, Burst: l.Rate, Period: l.Period})
+	if err != nil {
+		return Result{}, fmt.Errorf("rate limit %s: %w", l.Name, err)
+	}
+	return Result{Allowed: res.Allowed > 0, RetryAfter: res.RetryAfter}, nil
+}
+
+// FailOpen admits requests when the limiter behind it fails (Redis down). The limits are
+// protective, not a billing boundary, so an outage of Redis must not take the API down
+// with it. Each failure is counted in sharenote_ratelimit_errors_total and logged at most
+// once per logEvery, so an outage does not flood the logs.
+type FailOpen struct {
+	next     Limiter
+	log      *slog.Logger
+	errors   prometheus.Counter
+	logEvery time.Duration
+	lastLog  atomic.Int64
+}
+
+// NewFailOpen wraps next and registers its error counter on reg.
+func NewFailOpen(next Limiter, log *slog.Logger, reg prometheus.Registerer) *FailOpen {
+	c := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "sharenote_ratelimit_errors_total",
+		Help: "Rate-limit checks that failed (Redis unavailable) and were allowed through.",
+	})
+	reg.MustRegister(c)
+	return &FailOpen{next: next, log: log, errors: c, logEvery: time.Minute}
+}
+
+// Allow implements Limiter; it never returns an error.
+func (f *FailOpen) Allow(ctx context.Context, key string, l Limit) (Result, error) {
+	res, err := f.next.Allow(ctx, key, l)
+	if err == nil {
+		return res, nil
+	}
+	f.errors.Inc()
+	now := time.Now().UnixNano()
+	if last := f.lastLog.Load(); now-last >= int64(f.logEvery) && f.lastLog.CompareAndSwap(last, now) {
+		f.log.WarnContext(ctx, "rate limiter unavailable, allowing requests", "err", err)
+	}
+	return Result{Allowed: true}, nil
+}

@@ -1,0 +1,33 @@
+// Package redisx connects to the Redis that holds the distributed rate-limit counters.
+package redisx
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Open returns a client for url. It does not dial: go-redis connects lazily, so a process
+// whose Redis is briefly down still starts, reports not-ready and fails open on limits.
+func Open(url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis url: %w", err)
+	}
+	opts.DialTimeout = 2 * time.Second
+	opts.ReadTimeout = 500 * time.Millisecond
+	opts.WriteTimeout = 500 * time.Millisecond
+	return redis.NewClient(opts), nil
+}
+
+// Ping checks that Redis answers within two seconds.
+func Ping(ctx context.Context, rdb redis.UniversalClient) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis ping: %w", err)
+	}
+	return nil
+}

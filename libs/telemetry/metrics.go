@@ -1,0 +1,60 @@
+// Package telemetry holds the service's Prometheus metrics and OpenTelemetry tracing.
+// Everything registers on an injected prometheus.Registerer and uses an injected tracer
+// provider: no global registry, so that the all-in-one process and tests can build any
+// number of services side by side.
+package telemetry
+
+import (
+	"database/sql"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+// HTTPMetrics counts requests and observes their latency by route, method and status.
+type HTTPMetrics struct {
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+// NewHTTPMetrics registers the HTTP metrics on reg.
+func NewHTTPMetrics(reg prometheus.Registerer) *HTTPMetrics {
+	labels := []string{"route", "method", "status"}
+	m := &HTTPMetrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "sharenote_http_requests_total",
+			Help: "HTTP requests served, by route pattern, method and status.",
+		}, labels),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "sharenote_http_request_duration_seconds",
+			Help:    "HTTP request latency, by route pattern, method and status.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, labels),
+	}
+	reg.MustRegister(m.requests, m.duration)
+	return m
+}
+
+// Middleware observes every request. Unmatched paths share the route label "unmatched" so
+// that scanners cannot blow up the label cardinality.
+func (m *HTTPMetrics) Middleware() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		route := c.FullPath()
+		if route == "" {
+			route = "unmatched"
+		}
+		status := strconv.Itoa(c.Writer.Status())
+		m.requests.WithLabelValues(route, c.Request.Method, status).Inc()
+		m.duration.WithLabelValues(route, c.Request.Method, status).Observe(time.Since(start).Seconds())
+	}
+}
+
+// RegisterDBStats exports the connection pool gauges (open, in use, idle, waits) of db.
+func RegisterDBStats(reg prometheus.Registerer, db *sql.DB) {
+	reg.MustRegister(collectors.NewDBStatsCollector(db, "sharenote"))
+}

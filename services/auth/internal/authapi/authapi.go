@@ -1,0 +1,66 @@
+// Package authapi holds the HTTP handler of POST /api/auth/publish.
+package authapi
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/errs"
+	"github.com/sharenote/sharenote/libs/httpx"
+)
+
+// API serves the auth routes.
+type API struct {
+	accounts *account.Core
+}
+
+// New returns the API on the account core.
+func New(accounts *account.Core) *API { return &API{accounts: accounts} }
+
+type publishRequest struct {
+	LicenseKey string `json:"license_key"`
+	InstanceID string `json:"instance_id"`
+}
+
+// tokenResponse is SPEC.md's session token response.
+type tokenResponse struct {
+	Token     string `json:"token"`
+	ExpiresAt string `json:"expires_at"`
+	UserCUID  string `json:"user_cuid"`
+	User      struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+	} `json:"user"`
+}
+
+// TimeFormat is RFC 3339 in UTC with exactly three fractional digits (CONTRACT "Naming").
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// Publish exchanges {license_key, instance_id} for a session token.
+func (a *API) Publish(c *gin.Context) {
+	var req publishRequest
+	if err := httpx.DecodeJSON(c, &req); err != nil {
+		errs.Abort(c, err)
+		return
+	}
+	tok, err := a.accounts.Authenticate(c.Request.Context(), req.LicenseKey, req.InstanceID)
+	if errors.Is(err, account.ErrUnauthorized) {
+		errs.Abort(c, errs.UnauthorizedError())
+		return
+	}
+	if err != nil {
+		errs.Abort(c, err)
+		return
+	}
+	var resp tokenResponse
+	resp.Token = tok.Token
+	resp.ExpiresAt = tok.ExpiresAt.UTC().Format(TimeFormat)
+	resp.UserCUID = tok.Account.CUID
+	resp.User.Name = tok.Account.Name
+	resp.User.Email = tok.Account.Email
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, resp)
+}
