@@ -165,3 +165,45 @@ func notFound(err error) error {
 	}
 	return err
 }
+
+var _ account.SettingsStorer = (*Store)(nil)
+
+type settingsRow struct {
+	Name           string
+	DisplayName    string
+	ShowAuthor     bool
+	Theme          string
+	AccentColor    string
+	Font           string
+	Indexable      bool
+	ImageBytesUsed int64
+}
+
+// Profile implements account.SettingsStorer.
+func (s *Store) Profile(ctx context.Context, accountCUID string) (string, account.Profile, error) {
+	var row settingsRow
+	err := s.db.WithContext(ctx).Table("accounts").Where("cuid = ?", accountCUID).Take(&row).Error
+	if err != nil {
+		return "", account.Profile{}, db.Classify(notFound(err))
+	}
+	return row.Name, account.Profile{
+		Settings: account.Settings{Name: row.DisplayName, ShowAuthor: row.ShowAuthor, Theme: row.Theme,
+			AccentColor: row.AccentColor, Font: row.Font, Indexable: row.Indexable},
+		Storage: account.Storage{ImageBytesUsed: row.ImageBytesUsed, ImageLimitBytes: account.ImageLimitBytes},
+	}, nil
+}
+
+// SaveSettings implements account.SettingsStorer.
+func (s *Store) SaveSettings(ctx context.Context, accountCUID string, st account.Settings) error {
+	res := s.db.WithContext(ctx).Table("accounts").Where("cuid = ?", accountCUID).Updates(map[string]any{
+		"display_name": st.Name, "show_author": st.ShowAuthor, "theme": st.Theme,
+		"accent_color": st.AccentColor, "font": st.Font, "indexable": st.Indexable,
+	})
+	if res.Error != nil {
+		return db.Classify(res.Error)
+	}
+	if res.RowsAffected == 0 {
+		return account.ErrNotFound
+	}
+	return nil
+}

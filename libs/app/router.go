@@ -48,17 +48,16 @@ func newRouter(d Deps, lim ratelimit.Limiter, process string, services []Service
 	auth := authn.Middleware(d.Accounts)
 	var mounted []routes.Route
 	for _, s := range services {
-		owned := routes.ForService(s.Name)
-		for _, r := range owned {
-			h, ok := s.Handlers[r.ID]
-			if !ok {
-				return nil, fmt.Errorf("service %s has no handler for route %s %s", s.Name, r.Method, r.Path)
+		for _, r := range routes.ForService(s.Name) {
+			if h, ok := s.Handlers[r.ID]; ok {
+				e.Handle(r.Method, r.Path, append(chain(r, lim, auth), h)...)
+				mounted = append(mounted, r)
 			}
-			e.Handle(r.Method, r.Path, append(chain(r, lim, auth), h)...)
-			mounted = append(mounted, r)
 		}
-		if len(s.Handlers) != len(owned) {
-			return nil, fmt.Errorf("service %s has handlers for routes it does not own", s.Name)
+		for id := range s.Handlers {
+			if !slices.ContainsFunc(mounted, func(r routes.Route) bool { return r.ID == id }) {
+				return nil, fmt.Errorf("service %s has a handler for %q, a route it does not own", s.Name, id)
+			}
 		}
 	}
 	e.NoRoute(func(c *gin.Context) { errs.Abort(c, errs.NotFoundError()) })

@@ -35,34 +35,42 @@ func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) 
 
 // FailOpen admits requests when the limiter behind it fails (Redis down). The limits are
 // protective, not a billing boundary, so an outage of Redis must not take the API down
-// with it. Each failure is counted in sharenote_ratelimit_errors_total and logged at most
-// once per logEvery, so an outage does not flood the logs.
+// with it. After a failure it does not ask the limiter again for a cooldown, so that an
+// outage does not add a timeout to every request. Every check failed or skipped is counted
+// in sharenote_ratelimit_errors_total; the outage is logged at most once per logEvery.
 type FailOpen struct {
-	next     Limiter
-	log      *slog.Logger
-	errors   prometheus.Counter
-	logEvery time.Duration
-	lastLog  atomic.Int64
+	next      Limiter
+	log       *slog.Logger
+	errors    prometheus.Counter
+	logEvery  time.Duration
+	cooldown  time.Duration
+	lastLog   atomic.Int64
+	openUntil atomic.Int64
 }
 
 // NewFailOpen wraps next and registers its error counter on reg.
 func NewFailOpen(next Limiter, log *slog.Logger, reg prometheus.Registerer) *FailOpen {
 	c := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "sharenote_ratelimit_errors_total",
-		Help: "Rate-limit checks that failed (Redis unavailable) and were allowed through.",
+		Help: "Rate-limit checks that failed or were skipped (Redis unavailable) and were allowed through.",
 	})
 	reg.MustRegister(c)
-	return &FailOpen{next: next, log: log, errors: c, logEvery: time.Minute}
+	return &FailOpen{next: next, log: log, errors: c, logEvery: time.Minute, cooldown: 2 * time.Second}
 }
 
 // Allow implements Limiter; it never returns an error.
 func (f *FailOpen) Allow(ctx context.Context, key string, l Limit) (Result, error) {
+	now := time.Now().UnixNano()
+	if now < f.openUntil.Load() {
+		f.errors.Inc()
+		return Result{Allowed: true}, nil
+	}
 	res, err := f.next.Allow(ctx, key, l)
 	if err == nil {
 		return res, nil
 	}
+	f.openUntil.Store(now + int64(f.cooldown))
 	f.errors.Inc()
-	now := time.Now().UnixNano()
 	if last := f.lastLog.Load(); now-last >= int64(f.logEvery) && f.lastLog.CompareAndSwap(last, now) {
 		f.log.WarnContext(ctx, "rate limiter unavailable, allowing requests", "err", err)
 	}

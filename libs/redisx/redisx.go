@@ -16,7 +16,9 @@ func Open(url string) (*redis.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redis url: %w", err)
 	}
-	opts.DialTimeout = 2 * time.Second
+	// Short timeouts and one retry: a limit check must never hold a request for long.
+	opts.MaxRetries = 1
+	opts.DialTimeout = time.Second
 	opts.ReadTimeout = 500 * time.Millisecond
 	opts.WriteTimeout = 500 * time.Millisecond
 	return redis.NewClient(opts), nil

@@ -9,6 +9,7 @@ replace github.com/sharenote/sharenote/services/auth => ../auth
 require (
 	github.com/sharenote/sharenote/libs v0.0.0-00010101000000-000000000000
 	github.com/sharenote/sharenote/services/auth v0.0.0-00010101000000-000000000000
+	github.com/sharenote/sharenote/services/notes v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -109,3 +110,5 @@ require (
 	modernc.org/memory v1.12.1 // indirect
 	modernc.org/sqlite v1.60.1 // indirect
 )
+
+replace github.com/sharenote/sharenote/services/notes => ../notes

@@ -1,0 +1,189 @@
+// Package testkit gives tests real infrastructure: a fresh Postgres database and an
+// isolated Redis key space per test, the embedded default (SQLite + in-process limits)
+// for the same suites, and a helper that serves modules on random ports.
+//
+// Servers are found in this order: SHARE_TEST_DATABASE_URL / SHARE_TEST_REDIS_URL; the
+// local servers on 127.0.0.1:5432 and 127.0.0.1:6379; throw-away servers started from
+// local binaries (initdb/postgres, redis-server). If none is possible the test fails with
+// one line naming what to install.
+package testkit
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sharenote/sharenote/libs/cuid"
+)
+
+const (
+	localPostgres = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	localRedis    = "redis://127.0.0.1:6379/0"
+)
+
+var (
+	pgOnce, redisOnce sync.Once
+	pgURL, redisURL   string
+	pgErr, redisErr   error
+	cleanupMu         sync.Mutex
+	cleanups          []func()
+)
+
+// postgresServer returns the URL of a Postgres server's maintenance database.
+func postgresServer() (string, error) {
+	pgOnce.Do(func() {
+		if u := os.Getenv("SHARE_TEST_DATABASE_URL"); u != "" {
+			pgURL = u
+			return
+		}
+		if answers("127.0.0.1:5432") {
+			pgURL = localPostgres
+			return
+		}
+		pgURL, pgErr = startPostgres()
+	})
+	return pgURL, pgErr
+}
+
+// redisServer returns the URL of a Redis server.
+func redisServer() (string, error) {
+	redisOnce.Do(func() {
+		if u := os.Getenv("SHARE_TEST_REDIS_URL"); u != "" {
+			redisURL = u
+			return
+		}
+		if answers("127.0.0.1:6379") {
+			redisURL = localRedis
+			return
+		}
+		redisURL, redisErr = startRedis()
+	})
+	return redisURL, redisErr
+}
+
+func answers(addr string) bool {
+	c, err := net.DialTimeout("tcp", addr, 300*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
+}
+
+// startPostgres initialises a throw-away cluster in a temporary folder and starts it on a
+// free port. Postgres refuses to run as root, so as root it runs as the postgres user.
+func startPostgres() (string, error) {
+	bin := findBinary("initdb", "/usr/lib/postgresql/*/bin")
+	if bin == "" {
+		return "", fmt.Errorf("no Postgres: set SHARE_TEST_DATABASE_URL, run one on 127.0.0.1:5432, or install it (apt-get install postgresql)")
+	}
+	dir, err := os.MkdirTemp("", "sharenote-pg-")
+	if err != nil {
+		return "", err
+	}
+	port := freePort()
+	var prefix []string
+	if os.Geteuid() == 0 {
+		prefix = []string{"runuser", "-u", "postgres", "--"}
+		if err := exec.Command("chown", "postgres:postgres", dir).Run(); err != nil {
+			return "", fmt.Errorf("chown throw-away postgres dir: %w", err)
+		}
+	}
+	data := filepath.Join(dir, "data")
+	run := func(name string, args ...string) *exec.Cmd {
+		full := append(append(prefix, filepath.Join(filepath.Dir(bin), name)), args...)
+		return exec.Command(full[0], full[1:]...)
+	}
+	if out, err := run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8").CombinedOutput(); err != nil {
+		return "", fmt.Errorf("initdb: %v: %s", err, out)
+	}
+	srv := run("postgres", "-D", data, "-p", strconv.Itoa(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off")
+	if err := srv.Start(); err != nil {
+		return "", fmt.Errorf("start postgres: %w", err)
+	}
+	addCleanup(func() { _ = srv.Process.Kill(); _, _ = srv.Process.Wait(); _ = os.RemoveAll(dir) })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if !waitFor(addr) {
+		return "", fmt.Errorf("throw-away postgres did not start on %s", addr)
+	}
+	return "postgres://postgres@" + addr + "/postgres?sslmode=disable", nil
+}
+
+// startRedis starts a throw-away redis-server without persistence on a free port.
+func startRedis() (string, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", fmt.Errorf("no Redis: set SHARE_TEST_REDIS_URL, run one on 127.0.0.1:6379, or install it (apt-get install redis-server)")
+	}
+	port := freePort()
+	srv := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	if err := srv.Start(); err != nil {
+		return "", fmt.Errorf("start redis: %w", err)
+	}
+	addCleanup(func() { _ = srv.Process.Kill(); _, _ = srv.Process.Wait() })
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	if !waitFor(addr) {
+		return "", fmt.Errorf("throw-away redis did not start on %s", addr)
+	}
+	return "redis://" + addr + "/0", nil
+}
+
+func findBinary(name, globDir string) string {
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	matches, _ := filepath.Glob(filepath.Join(globDir, name))
+	if len(matches) == 0 {
+		return ""
+	}
+	return matches[len(matches)-1]
+}
+
+func freePort() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func waitFor(addr string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		if answers(addr) {
+			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+func addCleanup(fn func()) {
+	cleanupMu.Lock()
+	defer cleanupMu.Unlock()
+	cleanups = append(cleanups, fn)
+}
+
+// withDatabase returns serverURL with its database name replaced.
+func withDatabase(serverURL, name string) string {
+	u, err := url.Parse(serverURL)
+	if err != nil {
+		panic(err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
+
+// randomName returns a lowercase identifier safe for database names and key prefixes.
+func randomName(prefix string) string {
+	return prefix + cuid.New()[:16]
+}

@@ -1,0 +1,26 @@
+// Package notes is the notes service: reading, updating, versioning, listing and
+// unpublishing publications, the public note page, and the account's sharing settings.
+package notes
+
+import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/accountdb"
+	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/services/notes/internal/notesapi"
+)
+
+// New is the notes module.
+func New(d app.Deps) (app.Service, error) {
+	api := notesapi.New(account.NewSettingsCore(accountdb.New(d.DB)))
+	return app.Service{Name: routes.Notes, Handlers: map[string]gin.HandlerFunc{
+		routes.SettingsRead:    api.GetSettings,
+		routes.SettingsReplace: api.ReplaceSettings,
+		routes.SettingsUpdate:  api.UpdateSettings,
+	}}, nil
+}
+
+// Program is the notes binary; it serves by default.
+var Program = app.Program{Name: "notes", Modules: []app.Module{New}, Default: "serve"}
