@@ -134,7 +134,6 @@ func (s *Settings) Validate() error {
 	return nil
 }
 
-
 // SettingsCore implements the settings use cases.
 type SettingsCore struct{ store SettingsStorer }
 

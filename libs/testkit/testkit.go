@@ -195,4 +195,3 @@ func (b *SyncBuffer) String() string {
 func (b *SyncBuffer) Lines() []string {
 	return strings.Split(strings.TrimSpace(b.String()), "\n")
 }
-
