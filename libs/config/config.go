@@ -84,7 +84,7 @@ func Load(getenv func(string) string) (Config, error) {
 	c.DatabaseURL = get("SHARE_DATABASE_URL", "sqlite:"+filepath.Join(c.DataDir, "sharenote.db"))
 	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") &&
 		!strings.HasPrefix(c.DatabaseURL, "sqlite:") {
-		errList = append(errList, errors.New("SHARE_DATABASE_URL must start with postgres://, postgresql:// or sqlite:"))
+		errList = append(errList, errors.New("SHARE_DATABASE_URL must be postgres://… or sqlite:<path>"))
 	}
 	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
 		errList = append(errList, errors.New("SHARE_REDIS_URL must start with redis:// or rediss://"))

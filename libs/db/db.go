@@ -54,7 +54,7 @@ func Open(ctx context.Context, url string, tp trace.TracerProvider) (*gorm.DB, e
 			sqlDB.SetConnMaxLifetime(30 * time.Minute)
 		}
 	default:
-		return nil, errors.New("database url must start with postgres:// or sqlite:")
+		return nil, errors.New("database url must be postgres://… or sqlite:<path>")
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
