@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sharenote/sharenote/libs/cuid"
@@ -105,10 +106,16 @@ func startPostgres() (string, error) {
 		return "", fmt.Errorf("initdb: %v: %s", err, out)
 	}
 	srv := run("postgres", "-D", data, "-p", strconv.Itoa(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off")
+	// Its own process group, so that the signal reaches postgres behind runuser.
+	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := srv.Start(); err != nil {
 		return "", fmt.Errorf("start postgres: %w", err)
 	}
-	addCleanup(func() { _ = srv.Process.Kill(); _, _ = srv.Process.Wait(); _ = os.RemoveAll(dir) })
+	addCleanup(func() {
+		_ = syscall.Kill(-srv.Process.Pid, syscall.SIGINT) // Postgres's fast shutdown.
+		_, _ = srv.Process.Wait()
+		_ = os.RemoveAll(dir)
+	})
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	if !waitFor(addr) {
 		return "", fmt.Errorf("throw-away postgres did not start on %s", addr)
