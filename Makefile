@@ -15,7 +15,9 @@ STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 BINARIES := \
 	sharenote=./services/allinone/cmd/sharenote \
 	auth=./services/auth/cmd/auth \
-	notes=./services/notes/cmd/notes
+	notes=./services/notes/cmd/notes \
+	publish=./services/publish/cmd/publish \
+	images=./services/images/cmd/images
 
 .PHONY: help run build test lint fmt tidy clean
 

@@ -12,9 +12,6 @@ import (
 	"unicode/utf8"
 )
 
-// ImageLimitBytes is every account's image storage quota (SPEC.md "Limits").
-const ImageLimitBytes int64 = 1_000_000_000
-
 // Settings are an account's sharing settings (CONTRACT.md "Settings").
 type Settings struct {
 	Name        string `json:"name"`
@@ -53,8 +50,8 @@ func (e *FieldError) Error() string { return fmt.Sprintf("%s %s", e.Field, e.Rea
 
 // SettingsStorer is what the settings use cases need from storage.
 type SettingsStorer interface {
-	// Profile returns the account's name, settings and storage use; ErrNotFound when the
-	// account does not exist.
+	// Profile returns the account's name, settings and image bytes used; ErrNotFound when
+	// the account does not exist.
 	Profile(ctx context.Context, accountCUID string) (name string, p Profile, err error)
 	// SaveSettings stores all fields of s.
 	SaveSettings(ctx context.Context, accountCUID string, s Settings) error
@@ -135,10 +132,16 @@ func (s *Settings) Validate() error {
 }
 
 // SettingsCore implements the settings use cases.
-type SettingsCore struct{ store SettingsStorer }
+type SettingsCore struct {
+	store SettingsStorer
+	quota int64
+}
 
-// NewSettingsCore returns the settings use cases on store.
-func NewSettingsCore(store SettingsStorer) *SettingsCore { return &SettingsCore{store: store} }
+// NewSettingsCore returns the settings use cases on store; quota is the image storage
+// per account that the storage figures report.
+func NewSettingsCore(store SettingsStorer, quota int64) *SettingsCore {
+	return &SettingsCore{store: store, quota: quota}
+}
 
 // Get returns the account's settings and storage.
 func (c *SettingsCore) Get(ctx context.Context, accountCUID string) (Profile, error) {
@@ -146,6 +149,7 @@ func (c *SettingsCore) Get(ctx context.Context, accountCUID string) (Profile, er
 	if err != nil {
 		return Profile{}, fmt.Errorf("settings: %w", err)
 	}
+	p.Storage.ImageLimitBytes = c.quota
 	return p, nil
 }
 
@@ -155,6 +159,7 @@ func (c *SettingsCore) Change(ctx context.Context, accountCUID string, fields ma
 	if err != nil {
 		return Profile{}, fmt.Errorf("settings: %w", err)
 	}
+	p.Storage.ImageLimitBytes = c.quota
 	s, err := ApplySettings(p.Settings, name, fields, replace)
 	if err != nil {
 		return Profile{}, err

@@ -189,7 +189,7 @@ func (s *Store) Profile(ctx context.Context, accountCUID string) (string, accoun
 	return row.Name, account.Profile{
 		Settings: account.Settings{Name: row.DisplayName, ShowAuthor: row.ShowAuthor, Theme: row.Theme,
 			AccentColor: row.AccentColor, Font: row.Font, Indexable: row.Indexable},
-		Storage: account.Storage{ImageBytesUsed: row.ImageBytesUsed, ImageLimitBytes: account.ImageLimitBytes},
+		Storage: account.Storage{ImageBytesUsed: row.ImageBytesUsed},
 	}, nil
 }
 

@@ -28,6 +28,8 @@ import (
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/logging"
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/ratelimit"
 	"github.com/sharenote/sharenote/libs/redisx"
 	"github.com/sharenote/sharenote/libs/telemetry"
@@ -39,6 +41,8 @@ type Deps struct {
 	Log      *slog.Logger
 	DB       *gorm.DB
 	Accounts *account.Core
+	Settings *account.SettingsCore
+	Notes    *note.Core
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
 	// Now is the clock; tests inject one to expire tokens and notes without sleeping.
@@ -117,7 +121,11 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		lim = ratelimit.NewFailOpen(ratelimit.NewRedis(a.rdb, cfg.RedisKeyPrefix), log, reg)
 	}
 
-	a.deps = Deps{Config: cfg, Log: log, DB: gdb, Accounts: account.NewCore(accountdb.New(gdb), now),
+	accounts := accountdb.New(gdb)
+	a.deps = Deps{Config: cfg, Log: log, DB: gdb,
+		Accounts: account.NewCore(accounts, now),
+		Settings: account.NewSettingsCore(accounts, cfg.ImageQuotaBytes),
+		Notes:    note.NewCore(notedb.New(gdb), now, cfg.PublicURL, cfg.ImageQuotaBytes),
 		Registry: reg, Tracer: tp, Now: now}
 	services := make([]Service, 0, len(opts.Modules))
 	for _, m := range opts.Modules {

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -39,6 +40,9 @@ type Config struct {
 	LogLevel slog.Level
 	// ShutdownTimeout bounds the drain of in-flight requests after SIGTERM.
 	ShutdownTimeout time.Duration
+	// ImageQuotaBytes is each account's image storage (SPEC: 1,000,000,000 bytes). Only
+	// tests and deliberately small installations lower it.
+	ImageQuotaBytes int64
 }
 
 // Variables lists every environment variable Load reads with its default, in the order
@@ -54,6 +58,7 @@ var Variables = []struct{ Name, Default, Meaning string }{
 	{"SHARE_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed"},
 	{"SHARE_LOG_LEVEL", "info", "debug, info, warn, error"},
 	{"SHARE_SHUTDOWN_TIMEOUT", "20s", "drain time after SIGTERM"},
+	{"SHARE_IMAGE_QUOTA_BYTES", "1000000000", "image storage per account"},
 }
 
 // Load reads the configuration through getenv (os.Getenv in production, a map in tests).
@@ -108,6 +113,11 @@ func Load(getenv func(string) string) (Config, error) {
 		errList = append(errList, fmt.Errorf("SHARE_SHUTDOWN_TIMEOUT=%q is not a positive duration", getenv("SHARE_SHUTDOWN_TIMEOUT")))
 	}
 	c.ShutdownTimeout = d
+	q, err := strconv.ParseInt(get("SHARE_IMAGE_QUOTA_BYTES", "1000000000"), 10, 64)
+	if err != nil || q < 0 {
+		errList = append(errList, fmt.Errorf("SHARE_IMAGE_QUOTA_BYTES=%q is not a number of bytes", getenv("SHARE_IMAGE_QUOTA_BYTES")))
+	}
+	c.ImageQuotaBytes = q
 	if err := errors.Join(errList...); err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", err)
 	}
@@ -137,14 +147,23 @@ func (c Config) LogValue() slog.Value {
 		slog.Any("trusted_proxies", c.TrustedProxyStrings()),
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
+		slog.Int64("image_quota_bytes", c.ImageQuotaBytes),
 	)
 }
 
 // Redact returns a connection URL with its password (and any password query parameter)
 // replaced by "xxxxx".
 func Redact(raw string) string {
+	if strings.HasPrefix(raw, "sqlite:") {
+		return raw // A file path holds no credential.
+	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "sqlite" || u.Opaque != "" {
+	if err != nil {
+		// Load accepts a URL whose password has an unescaped '/', '#', '%' or space, which
+		// does not parse; its password could be anywhere in it, so none of it is shown.
+		return "xxxxx"
+	}
+	if u.Opaque != "" {
 		return raw
 	}
 	q := u.Query()

@@ -5,12 +5,14 @@ package allinone
 import (
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/services/auth"
+	"github.com/sharenote/sharenote/services/images"
 	"github.com/sharenote/sharenote/services/notes"
+	"github.com/sharenote/sharenote/services/publish"
 )
 
 // Program is the `sharenote` binary.
 var Program = app.Program{
 	Name:     "sharenote",
-	Modules:  []app.Module{auth.New, notes.New},
+	Modules:  []app.Module{auth.New, publish.New, notes.New, images.New},
 	Commands: []app.Command{auth.LicensesCommand},
 }

@@ -9,7 +9,9 @@ replace github.com/sharenote/sharenote/services/auth => ../auth
 require (
 	github.com/sharenote/sharenote/libs v0.0.0-00010101000000-000000000000
 	github.com/sharenote/sharenote/services/auth v0.0.0-00010101000000-000000000000
+	github.com/sharenote/sharenote/services/images v0.0.0-00010101000000-000000000000
 	github.com/sharenote/sharenote/services/notes v0.0.0-00010101000000-000000000000
+	github.com/sharenote/sharenote/services/publish v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -90,6 +92,7 @@ require (
 	go.opentelemetry.io/proto/otlp v1.11.1 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/arch v0.23.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
@@ -112,3 +115,7 @@ require (
 )
 
 replace github.com/sharenote/sharenote/services/notes => ../notes
+
+replace github.com/sharenote/sharenote/services/publish => ../publish
+
+replace github.com/sharenote/sharenote/services/images => ../images

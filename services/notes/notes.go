@@ -5,8 +5,6 @@ package notes
 import (
 	"github.com/gin-gonic/gin"
 
-	"github.com/sharenote/sharenote/libs/account"
-	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/services/notes/internal/notesapi"
@@ -14,8 +12,14 @@ import (
 
 // New is the notes module.
 func New(d app.Deps) (app.Service, error) {
-	api := notesapi.New(account.NewSettingsCore(accountdb.New(d.DB)))
+	api := notesapi.New(d.Notes, d.Settings)
 	return app.Service{Name: routes.Notes, Handlers: map[string]gin.HandlerFunc{
+		routes.NoteRead:        api.ReadNote,
+		routes.NoteUpdate:      api.UpdateNote,
+		routes.NoteVersions:    api.ListVersions,
+		routes.NoteVersion:     api.ReadVersion,
+		routes.NoteUnshare:     api.Unshare,
+		routes.UserNotes:       api.ListNotes,
 		routes.SettingsRead:    api.GetSettings,
 		routes.SettingsReplace: api.ReplaceSettings,
 		routes.SettingsUpdate:  api.UpdateSettings,

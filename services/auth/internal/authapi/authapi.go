@@ -36,9 +36,6 @@ type tokenResponse struct {
 	} `json:"user"`
 }
 
-// TimeFormat is RFC 3339 in UTC with exactly three fractional digits (CONTRACT "Naming").
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
 // Publish exchanges {license_key, instance_id} for a session token.
 func (a *API) Publish(c *gin.Context) {
 	var req publishRequest
@@ -57,7 +54,7 @@ func (a *API) Publish(c *gin.Context) {
 	}
 	var resp tokenResponse
 	resp.Token = tok.Token
-	resp.ExpiresAt = tok.ExpiresAt.UTC().Format(TimeFormat)
+	resp.ExpiresAt = httpx.FormatTime(tok.ExpiresAt)
 	resp.UserCUID = tok.Account.CUID
 	resp.User.Name = tok.Account.Name
 	resp.User.Email = tok.Account.Email

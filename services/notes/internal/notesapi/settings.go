@@ -12,15 +12,19 @@ import (
 	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
+	"github.com/sharenote/sharenote/libs/note"
 )
 
 // API serves the notes routes.
 type API struct {
+	notes    *note.Core
 	settings *account.SettingsCore
 }
 
 // New returns the API.
-func New(settings *account.SettingsCore) *API { return &API{settings: settings} }
+func New(notes *note.Core, settings *account.SettingsCore) *API {
+	return &API{notes: notes, settings: settings}
+}
 
 // GetSettings answers GET /api/user/settings.
 func (a *API) GetSettings(c *gin.Context) {

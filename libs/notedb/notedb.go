@@ -1,0 +1,371 @@
+// Package notedb stores publications, version snapshots and images with gorm, on Postgres
+// or SQLite. Image bytes go through the Blobs interface.
+package notedb
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/note"
+)
+
+var _ note.Storer = (*Store)(nil)
+
+// Store implements note.Storer.
+type Store struct {
+	db    *gorm.DB
+	blobs Blobs
+}
+
+// New returns a Store on gdb keeping image bytes in the database's blobs table.
+func New(gdb *gorm.DB) *Store { return &Store{db: gdb, blobs: DBBlobs{}} }
+
+type publicationRow struct {
+	CUID           string `gorm:"column:cuid;primaryKey"`
+	AccountCUID    string `gorm:"column:account_cuid"`
+	Title          *string
+	Summary        *string
+	Content        string
+	Properties     *string
+	ShowProperties bool
+	ExpiresAt      *time.Time
+	Unpublished    bool
+	NextVersion    int64
+	CreatedMS      int64     `gorm:"column:created_ms"`
+	CreatedAt      time.Time `gorm:"autoCreateTime:false"`
+	UpdatedAt      time.Time `gorm:"autoUpdateTime:false"`
+}
+
+func (publicationRow) TableName() string { return "publications" }
+
+type versionRow struct {
+	PublicationCUID string `gorm:"column:publication_cuid;primaryKey"`
+	Version         int64  `gorm:"primaryKey"`
+	Title           *string
+	Summary         *string
+	Content         string
+	Properties      *string
+	ShowProperties  bool
+	ExpiresAt       *time.Time
+	CreatedAt       time.Time `gorm:"autoCreateTime:false"`
+}
+
+func (versionRow) TableName() string { return "versions" }
+
+type imageRow struct {
+	ID              int64  `gorm:"primaryKey"`
+	AccountCUID     string `gorm:"column:account_cuid"`
+	PublicationCUID string `gorm:"column:publication_cuid"`
+	Filename        string
+	MediaType       string
+	Size            int64
+	SHA256          string `gorm:"column:sha256"`
+	BlobKey         string
+	Released        bool
+	CreatedAt       time.Time `gorm:"autoCreateTime:false"`
+}
+
+func (imageRow) TableName() string { return "images" }
+
+// Create implements note.Storer.
+func (s *Store) Create(ctx context.Context, p note.Publication, images []note.StoredImage, quota int64) error {
+	row, err := toRow(p)
+	if err != nil {
+		return err
+	}
+	row.NextVersion = 1
+	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Create(&row).Error; err != nil {
+			return err
+		}
+		if err := charge(tx, p.AccountCUID, images, quota); err != nil {
+			return err
+		}
+		for _, img := range images {
+			if err := s.blobs.Put(tx, img.BlobKey, img.Data); err != nil {
+				return err
+			}
+			if err := tx.Create(&imageRow{AccountCUID: img.AccountCUID, PublicationCUID: img.PublicationCUID, Filename: img.Filename,
+				MediaType: img.MediaType, Size: img.Size, SHA256: img.SHA256, BlobKey: img.BlobKey, CreatedAt: img.CreatedAt}).Error; err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// charge adds the images' bytes to the account's usage with one conditional UPDATE. Under
+// concurrency Postgres re-checks the condition after waiting for the row lock (and SQLite
+// has one writer), so parallel uploads can never push the usage past quota.
+func charge(tx *gorm.DB, accountCUID string, images []note.StoredImage, quota int64) error {
+	var total int64
+	for _, img := range images {
+		total += img.Size
+	}
+	if total == 0 {
+		return nil
+	}
+	res := tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used + ? WHERE cuid = ? AND image_bytes_used + ? <= ?",
+		total, accountCUID, total, quota)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return note.ErrQuotaExceeded
+	}
+	return nil
+}
+
+// Find implements note.Storer.
+func (s *Store) Find(ctx context.Context, cuid string) (note.Publication, error) {
+	var row publicationRow
+	if err := s.db.WithContext(ctx).Where("cuid = ?", cuid).Take(&row).Error; err != nil {
+		return note.Publication{}, db.Classify(notFound(err))
+	}
+	return fromRow(row)
+}
+
+// owned selects the owner's publication that is not unpublished.
+func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
+	return tx.Where("cuid = ? AND account_cuid = ? AND NOT unpublished", cuid, accountCUID)
+}
+
+// Update implements note.Storer.
+func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, apply func(*note.Publication, []string) error) (note.Publication, error) {
+	var out note.Publication
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var row publicationRow
+		// FOR UPDATE serialises concurrent updates of one publication on Postgres, so
+		// version numbers are unique and increasing; SQLite has a single writer anyway.
+		if err := owned(tx, cuid, accountCUID).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row).Error; err != nil {
+			return notFound(err)
+		}
+		snapshot := versionRow{PublicationCUID: cuid, Version: row.NextVersion, Title: row.Title, Summary: row.Summary,
+			Content: row.Content, Properties: row.Properties, ShowProperties: row.ShowProperties, ExpiresAt: row.ExpiresAt, CreatedAt: now}
+		if err := tx.Create(&snapshot).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("publication_cuid = ? AND version <= ?", cuid, row.NextVersion-note.MaxVersions).Delete(&versionRow{}).Error; err != nil {
+			return err
+		}
+		var names []string
+		if err := tx.Model(&imageRow{}).Where("publication_cuid = ?", cuid).Order("filename").Pluck("filename", &names).Error; err != nil {
+			return err
+		}
+		p, err := fromRow(row)
+		if err != nil {
+			return err
+		}
+		if err := apply(&p, names); err != nil {
+			return err
+		}
+		next, err := toRow(p)
+		if err != nil {
+			return err
+		}
+		next.NextVersion = row.NextVersion + 1
+		if err := tx.Select("*").Updates(&next).Error; err != nil {
+			return err
+		}
+		out = p
+		return nil
+	})
+	return out, db.Classify(err)
+}
+
+// Versions implements note.Storer.
+func (s *Store) Versions(ctx context.Context, cuid, accountCUID string) ([]note.VersionMeta, error) {
+	if err := s.exists(ctx, cuid, accountCUID); err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Version      int64
+		CreatedAt    time.Time
+		Title        *string
+		ContentBytes int
+	}
+	err := s.db.WithContext(ctx).Model(&versionRow{}).
+		Select("version, created_at, title, " + lengthBytes(s.db) + " AS content_bytes").
+		Where("publication_cuid = ?", cuid).Order("version DESC").Limit(note.MaxVersions).Scan(&rows).Error
+	if err != nil {
+		return nil, db.Classify(err)
+	}
+	out := make([]note.VersionMeta, len(rows))
+	for i, r := range rows {
+		out[i] = note.VersionMeta{Number: r.Version, CreatedAt: r.CreatedAt, Title: r.Title, ContentBytes: r.ContentBytes}
+	}
+	return out, nil
+}
+
+// lengthBytes is the dialect's byte length of the content column.
+func lengthBytes(gdb *gorm.DB) string {
+	if db.Dialect(gdb) == db.Postgres {
+		return "octet_length(content)"
+	}
+	return "length(CAST(content AS BLOB))"
+}
+
+// Version implements note.Storer.
+func (s *Store) Version(ctx context.Context, cuid, accountCUID string, number int64) (note.Version, error) {
+	if err := s.exists(ctx, cuid, accountCUID); err != nil {
+		return note.Version{}, err
+	}
+	var row versionRow
+	if err := s.db.WithContext(ctx).Where("publication_cuid = ? AND version = ?", cuid, number).Take(&row).Error; err != nil {
+		return note.Version{}, db.Classify(notFound(err))
+	}
+	props, err := decodeProperties(row.Properties)
+	if err != nil {
+		return note.Version{}, err
+	}
+	return note.Version{Number: row.Version, CreatedAt: row.CreatedAt, Title: row.Title, Summary: row.Summary, Content: row.Content,
+		Properties: props, ShowProperties: row.ShowProperties, ExpiresAt: row.ExpiresAt}, nil
+}
+
+func (s *Store) exists(ctx context.Context, cuid, accountCUID string) error {
+	var n int64
+	if err := owned(s.db.WithContext(ctx).Model(&publicationRow{}), cuid, accountCUID).Count(&n).Error; err != nil {
+		return db.Classify(err)
+	}
+	if n == 0 {
+		return note.ErrNotFound
+	}
+	return nil
+}
+
+// Unpublish implements note.Storer.
+func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time) error {
+	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := owned(tx.Model(&publicationRow{}), cuid, accountCUID).Updates(map[string]any{"unpublished": true, "updated_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return note.ErrNotFound
+		}
+		var released int64
+		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).
+			Select("COALESCE(SUM(size), 0)").Scan(&released).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).Update("released", true).Error; err != nil {
+			return err
+		}
+		return tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used - ? WHERE cuid = ?", released, accountCUID).Error
+	}))
+}
+
+// List implements note.Storer.
+func (s *Store) List(ctx context.Context, accountCUID string, after *note.Cursor, limit int) ([]note.Publication, error) {
+	q := s.db.WithContext(ctx).Where("account_cuid = ? AND NOT unpublished", accountCUID)
+	if after != nil {
+		q = q.Where("created_ms < ? OR (created_ms = ? AND cuid < ?)", after.CreatedMS, after.CreatedMS, after.CUID)
+	}
+	var rows []publicationRow
+	if err := q.Order("created_ms DESC, cuid DESC").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, db.Classify(err)
+	}
+	out := make([]note.Publication, 0, len(rows))
+	for _, r := range rows {
+		p, err := fromRow(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// FindImage implements note.Storer.
+func (s *Store) FindImage(ctx context.Context, userCUID, noteCUID, filename string) (note.StoredImage, error) {
+	var row imageRow
+	err := s.db.WithContext(ctx).Where("account_cuid = ? AND publication_cuid = ? AND filename = ? AND NOT released", userCUID, noteCUID, filename).
+		Take(&row).Error
+	if err != nil {
+		return note.StoredImage{}, db.Classify(notFound(err))
+	}
+	return note.StoredImage{AccountCUID: row.AccountCUID, PublicationCUID: row.PublicationCUID, Filename: row.Filename,
+		MediaType: row.MediaType, Size: row.Size, SHA256: row.SHA256, BlobKey: row.BlobKey, CreatedAt: row.CreatedAt}, nil
+}
+
+// ImageData implements note.Storer.
+func (s *Store) ImageData(ctx context.Context, key string) ([]byte, error) {
+	b, err := s.blobs.Get(ctx, s.db, key)
+	return b, db.Classify(err)
+}
+
+// CursorKey implements note.Storer. Every replica reads the same key; the first to need
+// it creates it, and a concurrent creator's insert is ignored.
+func (s *Store) CursorKey(ctx context.Context) ([]byte, error) {
+	fresh := make([]byte, 32)
+	_, _ = rand.Read(fresh)
+	tx := s.db.WithContext(ctx)
+	if err := tx.Clauses(clause.OnConflict{DoNothing: true}).
+		Table("service_keys").Create(map[string]any{"name": "cursor", "secret": fresh}).Error; err != nil {
+		return nil, db.Classify(err)
+	}
+	var key []byte
+	if err := tx.Raw("SELECT secret FROM service_keys WHERE name = ?", "cursor").Row().Scan(&key); err != nil {
+		return nil, db.Classify(err)
+	}
+	return key, nil
+}
+
+func toRow(p note.Publication) (publicationRow, error) {
+	var props *string
+	if p.Properties != nil {
+		b, err := json.Marshal(p.Properties)
+		if err != nil {
+			return publicationRow{}, fmt.Errorf("%w: %v", note.ErrInvalidProperties, err)
+		}
+		s := string(b)
+		props = &s
+	}
+	return publicationRow{CUID: p.CUID, AccountCUID: p.AccountCUID, Title: p.Title, Summary: p.Summary, Content: p.Content,
+		Properties: props, ShowProperties: p.ShowProperties, ExpiresAt: p.ExpiresAt, Unpublished: p.Unpublished,
+		CreatedMS: p.CreatedAt.UnixMilli(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt}, nil
+}
+
+func fromRow(r publicationRow) (note.Publication, error) {
+	props, err := decodeProperties(r.Properties)
+	if err != nil {
+		return note.Publication{}, err
+	}
+	return note.Publication{CUID: r.CUID, AccountCUID: r.AccountCUID, Title: r.Title, Summary: r.Summary, Content: r.Content,
+		Properties: props, ShowProperties: r.ShowProperties, ExpiresAt: utc(r.ExpiresAt), Unpublished: r.Unpublished,
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
+}
+
+func decodeProperties(s *string) (map[string]any, error) {
+	if s == nil {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal([]byte(*s), &m); err != nil {
+		return nil, fmt.Errorf("stored properties: %w", err)
+	}
+	return m, nil
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+func notFound(err error) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return note.ErrNotFound
+	}
+	return err
+}

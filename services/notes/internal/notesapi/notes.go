@@ -1,0 +1,323 @@
+package notesapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/authn"
+	"github.com/sharenote/sharenote/libs/cuid"
+	"github.com/sharenote/sharenote/libs/errs"
+	"github.com/sharenote/sharenote/libs/httpx"
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/noteapi"
+)
+
+// publicNote is the public JSON of a note (CONTRACT "Reads"): camelCase.
+type publicNote struct {
+	CUID           string         `json:"cuid"`
+	URL            string         `json:"url"`
+	Title          *string        `json:"title"`
+	Summary        *string        `json:"summary"`
+	Content        string         `json:"content"`
+	Author         *string        `json:"author"`
+	Appearance     appearance     `json:"appearance"`
+	PublishedAt    string         `json:"publishedAt"`
+	UpdatedAt      string         `json:"updatedAt"`
+	ExpiresAt      *string        `json:"expiresAt"`
+	ShowProperties bool           `json:"showProperties"`
+	Properties     map[string]any `json:"properties"`
+}
+
+type appearance struct {
+	Theme       string `json:"theme"`
+	AccentColor string `json:"accentColor"`
+	Font        string `json:"font"`
+}
+
+// ownerNote is the owner's view of a publication (CONTRACT "Publication (owner view)").
+type ownerNote struct {
+	CUID           string         `json:"cuid"`
+	URL            string         `json:"url"`
+	Title          *string        `json:"title"`
+	Summary        *string        `json:"summary"`
+	Content        string         `json:"content"`
+	Properties     map[string]any `json:"properties"`
+	ShowProperties bool           `json:"show_properties"`
+	ExpiresAt      *string        `json:"expires_at"`
+	Status         note.Status    `json:"status"`
+	CreatedAt      string         `json:"created_at"`
+	UpdatedAt      string         `json:"updated_at"`
+}
+
+type listItem struct {
+	CUID      string      `json:"cuid"`
+	URL       string      `json:"url"`
+	Title     *string     `json:"title"`
+	Summary   *string     `json:"summary"`
+	Status    note.Status `json:"status"`
+	CreatedAt string      `json:"created_at"`
+	UpdatedAt string      `json:"updated_at"`
+	ExpiresAt *string     `json:"expires_at"`
+}
+
+type listResponse struct {
+	Notes      []listItem `json:"notes"`
+	NextCursor *string    `json:"next_cursor"`
+}
+
+type versionItem struct {
+	Version      int64   `json:"version"`
+	CreatedAt    string  `json:"created_at"`
+	Title        *string `json:"title"`
+	ContentBytes int     `json:"content_bytes"`
+}
+
+type versionBody struct {
+	Version        int64          `json:"version"`
+	CreatedAt      string         `json:"created_at"`
+	Title          *string        `json:"title"`
+	Summary        *string        `json:"summary"`
+	Content        string         `json:"content"`
+	Properties     map[string]any `json:"properties"`
+	ShowProperties bool           `json:"show_properties"`
+	ExpiresAt      *string        `json:"expires_at"`
+}
+
+// published loads the active publication of the path's :cuid with its owner's settings,
+// or aborts with 404.
+func (a *API) published(c *gin.Context) (note.Publication, account.Settings, bool) {
+	id := c.Param("cuid")
+	if !cuid.Valid(id) {
+		errs.Abort(c, errs.NotFoundError())
+		return note.Publication{}, account.Settings{}, false
+	}
+	p, err := a.notes.Read(c.Request.Context(), id)
+	if err != nil {
+		errs.Abort(c, noteapi.Error(err))
+		return note.Publication{}, account.Settings{}, false
+	}
+	prof, err := a.settings.Get(c.Request.Context(), p.AccountCUID)
+	if err != nil {
+		errs.Abort(c, err)
+		return note.Publication{}, account.Settings{}, false
+	}
+	return p, prof.Settings, true
+}
+
+// ReadNote answers GET /api/notes/:cuid.
+func (a *API) ReadNote(c *gin.Context) {
+	p, s, ok := a.published(c)
+	if !ok {
+		return
+	}
+	body := publicNote{CUID: p.CUID, URL: a.notes.URL(p.CUID), Title: p.Title, Summary: p.Summary, Content: p.Content,
+		Appearance:  appearance{Theme: s.Theme, AccentColor: s.AccentColor, Font: s.Font},
+		PublishedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt),
+		ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt), ShowProperties: p.ShowProperties, Properties: map[string]any{}}
+	if s.ShowAuthor {
+		body.Author = &s.Name
+	}
+	if p.ShowProperties && p.Properties != nil {
+		body.Properties = p.Properties
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		errs.Abort(c, errs.Internal(err))
+		return
+	}
+	noteapi.ServePublic(c, p, a.notes.Now(), s.Indexable, "application/json; charset=utf-8", "", b)
+}
+
+func (a *API) owner(p note.Publication) ownerNote {
+	return ownerNote{CUID: p.CUID, URL: a.notes.URL(p.CUID), Title: p.Title, Summary: p.Summary, Content: p.Content,
+		Properties: p.Properties, ShowProperties: p.ShowProperties, ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt),
+		Status: p.Status(a.notes.Now()), CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt)}
+}
+
+// UpdateNote answers PATCH /api/notes/:cuid with the owner's view after the change.
+func (a *API) UpdateNote(c *gin.Context) {
+	var fields map[string]json.RawMessage
+	if err := httpx.DecodeJSON(c, &fields); err != nil {
+		errs.Abort(c, err)
+		return
+	}
+	patch, err := a.parsePatch(fields)
+	if err != nil {
+		errs.Abort(c, err)
+		return
+	}
+	id := c.Param("cuid")
+	if !cuid.Valid(id) {
+		errs.Abort(c, errs.NotFoundError())
+		return
+	}
+	p, err := a.notes.Update(c.Request.Context(), authn.Principal(c).AccountCUID, id, patch)
+	if err != nil {
+		errs.Abort(c, noteapi.Error(err))
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, a.owner(p))
+}
+
+// parsePatch reads the fields a PATCH may change; JSON null clears the optional ones.
+// Unknown fields are ignored, as at publish; a body with nothing to change is invalid.
+func (a *API) parsePatch(fields map[string]json.RawMessage) (note.Patch, error) {
+	var p note.Patch
+	str := func(name string, raw json.RawMessage, nullable bool) (*string, error) {
+		if string(raw) == "null" {
+			if !nullable {
+				return nil, noteapi.InvalidField(name + " cannot be null.")
+			}
+			return nil, nil
+		}
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return nil, noteapi.InvalidField(name + " must be a string.")
+		}
+		return &s, nil
+	}
+	for name, raw := range fields {
+		var err error
+		switch name {
+		case "content":
+			p.Content, err = str(name, raw, false)
+		case "title":
+			p.Title.Set = true
+			p.Title.Value, err = str(name, raw, true)
+		case "summary":
+			p.Summary.Set = true
+			p.Summary.Value, err = str(name, raw, true)
+		case "properties":
+			p.Properties.Set = true
+			var m map[string]any
+			if m, err = noteapi.Properties(raw); m != nil {
+				p.Properties.Value = &m
+			}
+		case "show_properties":
+			var b bool
+			if string(raw) == "null" || json.Unmarshal(raw, &b) != nil {
+				err = noteapi.InvalidField("show_properties must be true or false.")
+			}
+			p.ShowProperties = &b
+		case "expires_at":
+			p.ExpiresAt.Set = true
+			var s *string
+			if s, err = str(name, raw, true); err == nil && s != nil {
+				p.ExpiresAt.Value, err = noteapi.Expiry(*s, a.notes.Now())
+			}
+		}
+		if err != nil {
+			return note.Patch{}, err
+		}
+	}
+	if p.Empty() {
+		return note.Patch{}, errs.New(http.StatusBadRequest, errs.InvalidBody,
+			"The body must change at least one of content, title, summary, properties, show_properties, expires_at.")
+	}
+	return p, nil
+}
+
+var versionExpr = regexp.MustCompile(`^[1-9][0-9]*$`)
+
+// ListVersions answers GET /api/notes/:cuid/versions.
+func (a *API) ListVersions(c *gin.Context) {
+	id := c.Param("cuid")
+	if !cuid.Valid(id) {
+		errs.Abort(c, errs.NotFoundError())
+		return
+	}
+	vs, err := a.notes.Versions(c.Request.Context(), authn.Principal(c).AccountCUID, id)
+	if err != nil {
+		errs.Abort(c, noteapi.Error(err))
+		return
+	}
+	items := make([]versionItem, len(vs))
+	for i, v := range vs {
+		items[i] = versionItem{Version: v.Number, CreatedAt: httpx.FormatTime(v.CreatedAt), Title: v.Title, ContentBytes: v.ContentBytes}
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, gin.H{"versions": items})
+}
+
+// ReadVersion answers GET /api/notes/:cuid/versions/:version.
+func (a *API) ReadVersion(c *gin.Context) {
+	raw := c.Param("version")
+	if !versionExpr.MatchString(raw) {
+		errs.Abort(c, errs.New(http.StatusBadRequest, errs.InvalidVersion, "The version must be a positive integer."))
+		return
+	}
+	n, err := strconv.ParseInt(raw, 10, 64)
+	id := c.Param("cuid")
+	if err != nil || !cuid.Valid(id) {
+		errs.Abort(c, errs.NotFoundError()) // A positive integer too large to exist.
+		return
+	}
+	v, err := a.notes.Version(c.Request.Context(), authn.Principal(c).AccountCUID, id, n)
+	if err != nil {
+		errs.Abort(c, noteapi.Error(err))
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, versionBody{Version: v.Number, CreatedAt: httpx.FormatTime(v.CreatedAt), Title: v.Title, Summary: v.Summary,
+		Content: v.Content, Properties: v.Properties, ShowProperties: v.ShowProperties, ExpiresAt: httpx.FormatTimePtr(v.ExpiresAt)})
+}
+
+// Unshare answers POST /api/unshare.
+func (a *API) Unshare(c *gin.Context) {
+	var req struct {
+		CUID *string `json:"cuid"`
+	}
+	if err := httpx.DecodeJSON(c, &req); err != nil {
+		errs.Abort(c, err)
+		return
+	}
+	if req.CUID == nil {
+		errs.Abort(c, noteapi.InvalidField("cuid is required."))
+		return
+	}
+	if !cuid.Valid(*req.CUID) {
+		errs.Abort(c, errs.NotFoundError())
+		return
+	}
+	if err := a.notes.Unpublish(c.Request.Context(), authn.Principal(c).AccountCUID, *req.CUID); err != nil {
+		errs.Abort(c, noteapi.Error(err))
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, gin.H{"cuid": *req.CUID, "status": note.Unpublished})
+}
+
+// ListNotes answers GET /api/user/notes.
+func (a *API) ListNotes(c *gin.Context) {
+	limit := note.ListDefault
+	if raw, ok := c.GetQuery("limit"); ok {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > note.ListMax {
+			errs.Abort(c, errs.Newf(http.StatusBadRequest, errs.InvalidLimit, "limit must be an integer from 1 to %d.", note.ListMax))
+			return
+		}
+		limit = n
+	}
+	rows, next, err := a.notes.List(c.Request.Context(), authn.Principal(c).AccountCUID, c.Query("cursor"), limit)
+	if err != nil {
+		errs.Abort(c, noteapi.Error(err))
+		return
+	}
+	resp := listResponse{Notes: make([]listItem, len(rows))}
+	now := a.notes.Now()
+	for i, p := range rows {
+		resp.Notes[i] = listItem{CUID: p.CUID, URL: a.notes.URL(p.CUID), Title: p.Title, Summary: p.Summary, Status: p.Status(now),
+			CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt), ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt)}
+	}
+	if next != "" {
+		resp.NextCursor = &next
+	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, resp)
+}
