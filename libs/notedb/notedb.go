@@ -193,7 +193,7 @@ func (s *Store) Versions(ctx context.Context, cuid, accountCUID string) ([]note.
 		ContentBytes int
 	}
 	err := s.db.WithContext(ctx).Model(&versionRow{}).
-		Select("version, created_at, title, " + lengthBytes(s.db) + " AS content_bytes").
+		Select("version, created_at, title, "+lengthBytes(s.db)+" AS content_bytes").
 		Where("publication_cuid = ?", cuid).Order("version DESC").Limit(note.MaxVersions).Scan(&rows).Error
 	if err != nil {
 		return nil, db.Classify(err)
