@@ -3,9 +3,12 @@
 package notes
 
 import (
+	"net/http"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/openapi"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/services/notes/internal/notesapi"
 )
@@ -20,6 +23,7 @@ func New(d app.Deps) (app.Service, error) {
 		routes.NoteVersion:     api.ReadVersion,
 		routes.NoteUnshare:     api.Unshare,
 		routes.UserNotes:       api.ListNotes,
+		routes.OpenAPIDocument: func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openapi.JSON()) },
 		routes.SettingsRead:    api.GetSettings,
 		routes.SettingsReplace: api.ReplaceSettings,
 		routes.SettingsUpdate:  api.UpdateSettings,
