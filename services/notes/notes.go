@@ -23,6 +23,7 @@ func New(d app.Deps) (app.Service, error) {
 		routes.NoteVersion:     api.ReadVersion,
 		routes.NoteUnshare:     api.Unshare,
 		routes.UserNotes:       api.ListNotes,
+		routes.NotePage:        api.Page,
 		routes.OpenAPIDocument: func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openapi.JSON()) },
 		routes.SettingsRead:    api.GetSettings,
 		routes.SettingsReplace: api.ReplaceSettings,

@@ -88,31 +88,29 @@ type versionBody struct {
 	ExpiresAt      *string        `json:"expires_at"`
 }
 
-// published loads the active publication of the path's :cuid with its owner's settings,
-// or aborts with 404.
-func (a *API) published(c *gin.Context) (note.Publication, account.Settings, bool) {
+// published loads the active publication of the path's :cuid with its owner's settings;
+// note.ErrNotFound for a malformed, unknown, expired or unpublished one.
+func (a *API) published(c *gin.Context) (note.Publication, account.Settings, error) {
 	id := c.Param("cuid")
 	if !cuid.Valid(id) {
-		errs.Abort(c, errs.NotFoundError())
-		return note.Publication{}, account.Settings{}, false
+		return note.Publication{}, account.Settings{}, note.ErrNotFound
 	}
 	p, err := a.notes.Read(c.Request.Context(), id)
 	if err != nil {
-		errs.Abort(c, noteapi.Error(err))
-		return note.Publication{}, account.Settings{}, false
+		return note.Publication{}, account.Settings{}, err
 	}
 	prof, err := a.settings.Get(c.Request.Context(), p.AccountCUID)
 	if err != nil {
-		errs.Abort(c, err)
-		return note.Publication{}, account.Settings{}, false
+		return note.Publication{}, account.Settings{}, err
 	}
-	return p, prof.Settings, true
+	return p, prof.Settings, nil
 }
 
 // ReadNote answers GET /api/notes/:cuid.
 func (a *API) ReadNote(c *gin.Context) {
-	p, s, ok := a.published(c)
-	if !ok {
+	p, s, err := a.published(c)
+	if err != nil {
+		errs.Abort(c, noteapi.Error(err))
 		return
 	}
 	body := publicNote{CUID: p.CUID, URL: a.notes.URL(p.CUID), Title: p.Title, Summary: p.Summary, Content: p.Content,

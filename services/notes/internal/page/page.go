@@ -1,0 +1,336 @@
+package page
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/chroma/v2"
+	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
+	"github.com/alecthomas/chroma/v2/styles"
+)
+
+// Data is what a page shows.
+type Data struct {
+	Title   string // Empty: the page says "Untitled note".
+	Summary string
+	// Author is the owner's name when they show it, else empty.
+	Author     string
+	Published  time.Time
+	Updated    time.Time
+	Markdown   string
+	Properties map[string]any // nil or empty: no properties table.
+	Theme      string         // system, light or dark.
+	Accent     string         // #rrggbb
+	Font       string         // sans, serif or mono.
+	URL        string         // The page's public URL.
+	ImageURL   string         // The social preview image.
+	Noindex    bool
+}
+
+// Page is a rendered page and the Content-Security-Policy that goes with it.
+type Page struct {
+	HTML []byte
+	CSP  string
+}
+
+// SiteName names the service on pages and previews.
+const SiteName = "sharenote"
+
+// Render renders a note page.
+func Render(d Data) (Page, error) {
+	body, err := Markdown(d.Markdown)
+	if err != nil {
+		return Page{}, fmt.Errorf("render markdown: %w", err)
+	}
+	css := stylesheet(d.Theme, d.Accent, d.Font)
+	title := d.Title
+	if title == "" {
+		title = "Untitled note"
+	}
+	view := struct {
+		Data
+		DisplayTitle string
+		CSS          template.CSS
+		Body         template.HTML
+		Props        []property
+		SiteName     string
+	}{d, title, template.CSS(css), template.HTML(body), properties(d.Properties), SiteName}
+	var buf bytes.Buffer
+	if err := pageTemplate.Execute(&buf, view); err != nil {
+		return Page{}, fmt.Errorf("render page: %w", err)
+	}
+	return Page{HTML: buf.Bytes(), CSP: policyFor(css)}, nil
+}
+
+// policyFor allows exactly the page's one style block (by hash) and images; no script,
+// no frames, no forms, no plugins.
+func policyFor(css string) string {
+	sum := sha256.Sum256([]byte(css))
+	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; img-src * data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+}
+
+// NotFound is the small page answered for unknown, expired and unpublished notes.
+var NotFound = func() Page {
+	css := ":root{--accent:#5b6ee1;--font:" + fonts["sans"] + ";" + lightVars + "color-scheme:light dark}\n" +
+		"@media (prefers-color-scheme:dark){:root{" + darkVars + "}}\n" +
+		"body{margin:0;background:var(--bg);color:var(--fg);font:1.0625rem/1.65 var(--font)}\n" +
+		"main{max-width:44rem;margin:0 auto;padding:2.5rem 1.25rem}\n" +
+		".title{font-size:2rem;border-bottom:3px solid var(--accent)}.summary,footer{color:var(--muted)}"
+	var buf bytes.Buffer
+	if err := notFoundTemplate.Execute(&buf, struct {
+		CSS      template.CSS
+		SiteName string
+	}{template.CSS(css), SiteName}); err != nil {
+		panic(err)
+	}
+	return Page{HTML: buf.Bytes(), CSP: policyFor(css)}
+}()
+
+// property is one row of the properties table, its value already rendered.
+type property struct {
+	Key   string
+	Value template.HTML
+}
+
+func properties(m map[string]any) []property {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]property, len(keys))
+	for i, k := range keys {
+		var b strings.Builder
+		writeValue(&b, m[k], 0)
+		out[i] = property{Key: k, Value: template.HTML(b.String())}
+	}
+	return out
+}
+
+// writeValue renders a property value readably and escaped: lists as chips, objects as
+// nested definition lists, scalars as text.
+func writeValue(b *strings.Builder, v any, depth int) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString(`<span class="muted">—</span>`)
+	case string:
+		b.WriteString(template.HTMLEscapeString(x))
+	case []any:
+		if depth > 8 {
+			b.WriteString("…")
+			return
+		}
+		b.WriteString(`<ul class="chips">`)
+		for _, e := range x {
+			b.WriteString("<li>")
+			writeValue(b, e, depth+1)
+			b.WriteString("</li>")
+		}
+		b.WriteString("</ul>")
+	case map[string]any:
+		if depth > 8 {
+			b.WriteString("…")
+			return
+		}
+		b.WriteString(`<dl class="nested">`)
+		for _, p := range properties(x) {
+			b.WriteString("<dt>" + template.HTMLEscapeString(p.Key) + "</dt><dd>")
+			writeValue(b, x[p.Key], depth+1)
+			b.WriteString("</dd>")
+		}
+		b.WriteString("</dl>")
+	default:
+		b.WriteString(template.HTMLEscapeString(fmt.Sprint(x)))
+	}
+}
+
+var funcs = template.FuncMap{
+	"date": func(t time.Time) string { return t.UTC().Format("2 Jan 2006") },
+	"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+}
+
+var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{.DisplayTitle}}</title>
+{{- if .Summary}}
+<meta name="description" content="{{.Summary}}">{{end}}
+{{- if .Noindex}}
+<meta name="robots" content="noindex">{{end}}
+<meta property="og:type" content="article">
+<meta property="og:site_name" content="{{.SiteName}}">
+<meta property="og:title" content="{{.DisplayTitle}}">
+{{- if .Summary}}
+<meta property="og:description" content="{{.Summary}}">{{end}}
+<meta property="og:url" content="{{.URL}}">
+<meta property="og:image" content="{{.ImageURL}}">
+<meta property="og:image:width" content="1200">
+<meta property="og:image:height" content="630">
+<meta name="twitter:card" content="summary_large_image">
+<meta name="twitter:title" content="{{.DisplayTitle}}">
+{{- if .Summary}}
+<meta name="twitter:description" content="{{.Summary}}">{{end}}
+<meta name="twitter:image" content="{{.ImageURL}}">
+<link rel="canonical" href="{{.URL}}">
+<style>{{.CSS}}</style>
+</head>
+<body>
+<main>
+<header>
+<h1 class="title">{{.DisplayTitle}}</h1>
+{{- if .Summary}}
+<p class="summary">{{.Summary}}</p>{{end}}
+<p class="meta">
+{{- if .Author}}<span class="author">{{.Author}}</span> · {{end -}}
+<time datetime="{{iso .Published}}">Published {{date .Published}}</time>
+{{- if ne (iso .Updated) (iso .Published)}} · <time datetime="{{iso .Updated}}">Updated {{date .Updated}}</time>{{end}}
+</p>
+</header>
+{{- if .Props}}
+<table class="properties">
+<tbody>
+{{- range .Props}}
+<tr><th scope="row">{{.Key}}</th><td>{{.Value}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+{{- end}}
+<article>
+{{.Body}}
+</article>
+<footer>Shared with <a href="{{.URL}}">{{.SiteName}}</a></footer>
+</main>
+</body>
+</html>
+`))
+
+var notFoundTemplate = template.Must(template.New("404").Parse(`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Note not found</title>
+<style>{{.CSS}}</style>
+</head>
+<body>
+<main>
+<h1 class="title">Note not found</h1>
+<p class="summary">This note does not exist, has expired, or is no longer shared.</p>
+<footer>{{.SiteName}}</footer>
+</main>
+</body>
+</html>
+`))
+
+// fonts are the font stacks of the three font settings: system fonts only, so the page
+// loads nothing.
+var fonts = map[string]string{
+	"sans":  `system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif`,
+	"serif": `Charter, "Bitstream Charter", "Sitka Text", Cambria, Georgia, serif`,
+	"mono":  `ui-monospace, "Cascadia Code", "Source Code Pro", Menlo, Consolas, monospace`,
+}
+
+const (
+	lightVars = `--bg:#ffffff;--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#f6f8fa;`
+	darkVars  = `--bg:#0d1117;--fg:#e6edf3;--muted:#9198a1;--line:#3d444d;--soft:#151b23;`
+)
+
+// baseCSS is the page's layout: a readable measure, responsive down to 360 px phones.
+const baseCSS = `*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;background:var(--bg);color:var(--fg);font:1.0625rem/1.65 var(--font);overflow-wrap:break-word}
+main{max-width:44rem;margin:0 auto;padding:2.5rem 1.25rem 3rem}
+@media (max-width:480px){main{padding:1.25rem 1rem 2rem}body{font-size:1rem}}
+a{color:var(--accent)}
+.title{font-size:2.1rem;line-height:1.2;margin:0 0 .5rem;border-bottom:3px solid var(--accent);padding-bottom:.4rem}
+@media (max-width:480px){.title{font-size:1.6rem}}
+.summary{font-size:1.15rem;color:var(--muted);margin:.25rem 0 .5rem}
+.meta{color:var(--muted);font-size:.9rem;margin:0 0 1.5rem}
+.muted{color:var(--muted)}
+table{border-collapse:collapse;display:block;overflow-x:auto;max-width:100%;margin:1rem 0}
+th,td{border:1px solid var(--line);padding:.35rem .7rem;text-align:left;vertical-align:top}
+table.properties{font-size:.92rem;background:var(--soft)}
+table.properties th{font-weight:600;white-space:nowrap;color:var(--muted)}
+.chips{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.3rem}
+.chips li{border:1px solid var(--line);border-radius:1rem;padding:0 .55rem;background:var(--bg)}
+dl.nested{margin:0;display:grid;grid-template-columns:auto 1fr;gap:.1rem .6rem}
+dl.nested dt{color:var(--muted)}dl.nested dd{margin:0}
+img{max-width:100%;height:auto}
+pre{overflow-x:auto;padding:.8rem 1rem;border-radius:6px;background:var(--soft);border:1px solid var(--line);font-size:.9rem;line-height:1.45}
+code{font-family:ui-monospace,"Cascadia Code",Menlo,Consolas,monospace;font-size:.92em}
+:not(pre)>code{background:var(--soft);padding:.1em .3em;border-radius:4px}
+blockquote{margin:1rem 0;padding:0 1rem;border-left:4px solid var(--line);color:var(--muted)}
+hr{border:0;border-top:1px solid var(--line)}
+ul:has(>li>input[type=checkbox]){list-style:none;padding-left:1.2rem}
+.callout{border-left:4px solid var(--accent);background:var(--soft);border-radius:6px;padding:.2rem 1rem;margin:1rem 0}
+.callout-title{font-weight:700;margin:.5rem 0}
+.callout-warning,.callout-caution,.callout-attention{border-left-color:#d29922}
+.callout-danger,.callout-error,.callout-bug,.callout-failure{border-left-color:#e5534b}
+.callout-tip,.callout-success,.callout-check,.callout-done{border-left-color:#3fb950}
+.footnotes{font-size:.9rem;color:var(--muted)}
+footer{margin-top:3rem;color:var(--muted);font-size:.85rem}
+`
+
+// codeCSS is the highlighter's stylesheet for a chroma style, scoped by class prefix.
+func codeCSS(name string) string {
+	var b strings.Builder
+	f := chromahtml.New(chromahtml.WithClasses(true), chromahtml.ClassPrefix(codeClassPrefix))
+	style := styles.Get(name)
+	if err := f.WriteCSS(&b, style); err != nil {
+		panic(err)
+	}
+	return minify(b.String(), style)
+}
+
+// minify drops the comments and line breaks chroma writes and its background rule (the
+// page's own pre style applies).
+func minify(css string, _ *chroma.Style) string {
+	var out strings.Builder
+	for _, line := range strings.Split(css, "\n") {
+		if i := strings.Index(line, "*/"); strings.HasPrefix(line, "/*") && i >= 0 {
+			line = line[i+2:]
+		}
+		line = strings.TrimSpace(line)
+		if line == "" || strings.Contains(line, "."+codeClassPrefix+"bg ") || strings.HasPrefix(line, ".bg ") {
+			continue
+		}
+		out.WriteString(line)
+	}
+	return out.String()
+}
+
+var (
+	lightCode = codeCSS("github")
+	darkCode  = codeCSS("github-dark")
+)
+
+// stylesheet assembles the page's one style block for the owner's appearance: "system"
+// follows the reader's prefers-color-scheme.
+func stylesheet(theme, accent, font string) string {
+	stack, ok := fonts[font]
+	if !ok {
+		stack = fonts["sans"]
+	}
+	root := ":root{--accent:" + accent + ";--font:" + stack + ";"
+	var b strings.Builder
+	switch theme {
+	case "dark":
+		b.WriteString(root + darkVars + "color-scheme:dark}\n" + baseCSS + darkCode)
+	case "light":
+		b.WriteString(root + lightVars + "color-scheme:light}\n" + baseCSS + lightCode)
+	default:
+		b.WriteString(root + lightVars + "color-scheme:light dark}\n" + baseCSS + lightCode)
+		b.WriteString("@media (prefers-color-scheme:dark){:root{" + darkVars + "}" + darkCode + "}")
+	}
+	return b.String()
+}

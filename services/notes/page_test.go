@@ -1,0 +1,233 @@
+package notes_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/testkit"
+)
+
+// typical is an ordinary note that uses every Markdown feature the page supports.
+const typical = "# A heading\n\nSome *emphasis*, **strong**, ~~struck~~ and `code`, with https://example.com linked.\n\n" +
+	"| Left | Right |\n|:-----|------:|\n| a | 1 |\n| b | 2 |\n\n" +
+	"- [x] done\n- [ ] todo\n\n" +
+	"A claim with a footnote.[^1]\n\n[^1]: The footnote.\n\n" +
+	"```go\nfunc main() { fmt.Println(\"hi\") }\n```\n\n" +
+	"> [!warning] Mind the gap\n> A callout body.\n\n" +
+	"> A plain quote.\n\n## Second heading\n\nMore text.\n"
+
+func pageOf(t *testing.T, f *fixture, id string) (*testkit.Response, string) {
+	t.Helper()
+	resp := f.get("/s/"+id, "")
+	return resp, string(resp.Body)
+}
+
+func TestPageRendersEveryFeature(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := newFixture(t, b)
+		id := f.publish(f.acc, note.Draft{Content: typical, Title: ptr("Feature tour"), Summary: ptr("Everything at once"),
+			Properties: map[string]any{"tags": []any{"go", "web"}, "meta": map[string]any{"lang": "en"}, "n": 3}, ShowProperties: true})
+		resp, html := pageOf(t, f, id)
+		resp.Expect(t, 200, "")
+		for name, want := range map[string]string{
+			"heading anchor":      `<h1 id="a-heading">A heading</h1>`,
+			"table":               `<th align="right">Right</th>`,
+			"task list":           `<input checked="" disabled="" type="checkbox"`,
+			"strikethrough":       `<del>struck</del>`,
+			"autolink":            `<a href="https://example.com" rel="nofollow">`,
+			"footnote":            `<a href="#fn:1" class="footnote-ref"`,
+			"highlighted code":    `<span class="hl-kd">func</span>`,
+			"callout":             `<div class="callout callout-warning"><p class="callout-title">Mind the gap</p>`,
+			"title":               `<h1 class="title">Feature tour</h1>`,
+			"summary":             `<p class="summary">Everything at once</p>`,
+			"author":              `<span class="author">owner</span>`,
+			"properties table":    `<table class="properties">`,
+			"list as chips":       `<ul class="chips"><li>go</li><li>web</li></ul>`,
+			"nested value":        `<dl class="nested"><dt>lang</dt><dd>en</dd></dl>`,
+			"og:title":            `<meta property="og:title" content="Feature tour">`,
+			"og:description":      `<meta property="og:description" content="Everything at once">`,
+			"og:image":            `<meta property="og:image" content="` + f.URL + `/api/og/` + id + `.png">`,
+			"og:url":              `<meta property="og:url" content="` + f.URL + `/s/` + id + `">`,
+			"twitter card":        `<meta name="twitter:card" content="summary_large_image">`,
+			"robots meta":         `<meta name="robots" content="noindex">`,
+			"published date":      `Published ` + f.clock.Now().UTC().Format("2 Jan 2006"),
+			"viewport for phones": `<meta name="viewport" content="width=device-width, initial-scale=1">`,
+		} {
+			if !strings.Contains(html, want) {
+				t.Errorf("%s: page lacks %s", name, want)
+			}
+		}
+		if len(html) > 30_000 {
+			t.Errorf("a typical page is %d bytes, want under 30 KB", len(html))
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+			t.Errorf("Content-Type = %q", ct)
+		}
+
+		t.Run("the CSP allows exactly the page's style and no script", func(t *testing.T) {
+			csp := resp.Header.Get("Content-Security-Policy")
+			style := regexp.MustCompile(`(?s)<style>(.*?)</style>`).FindStringSubmatch(html)
+			sum := sha256.Sum256([]byte(style[1]))
+			if !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "script-src") || strings.Contains(csp, "unsafe") ||
+				!strings.Contains(csp, "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") {
+				t.Errorf("CSP %q does not pin the style block", csp)
+			}
+			if strings.Count(html, "<style>") != 1 || strings.Contains(html, "<script") || strings.Contains(html, " style=") {
+				t.Error("the page has a script, an inline style attribute or a second style block")
+			}
+		})
+		t.Run("caching as for the JSON read", func(t *testing.T) {
+			etag := resp.Header.Get("ETag")
+			if resp.Header.Get("Cache-Control") != "public, max-age=60" || etag == "" || resp.Header.Get("X-Robots-Tag") != "noindex" {
+				t.Errorf("headers: %v", resp.Header)
+			}
+			r := f.Do(t, testkit.Request{Method: "GET", Path: "/s/" + id, Header: map[string]string{"If-None-Match": etag}})
+			if r.Status != 304 {
+				t.Errorf("If-None-Match gave %d, want 304", r.Status)
+			}
+		})
+	})
+}
+
+func TestPageFollowsSettings(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := newFixture(t, b)
+		id := f.publish(f.acc, note.Draft{Content: "x", Properties: map[string]any{"secret": "hidden value"}, ShowProperties: false})
+		change := func(fields string) {
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal([]byte(fields), &m)
+			if _, err := f.App.Deps().Settings.Change(context.Background(), f.acc.UserCUID, m, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		resp, html := pageOf(t, f, id)
+		if strings.Contains(html, "hidden value") || strings.Contains(html, `class="properties"`) {
+			t.Error("properties shown although show_properties is false")
+		}
+		if !strings.Contains(html, "<title>Untitled note</title>") || !strings.Contains(html, `class="author"`) {
+			t.Error("untitled note or author missing")
+		}
+		change(`{"show_author": false, "indexable": true, "theme": "dark", "accent_color": "#ff6600", "font": "serif"}`)
+		resp, html = pageOf(t, f, id)
+		if strings.Contains(html, `class="author"`) {
+			t.Error("author shown although show_author is false")
+		}
+		for _, want := range []string{"--accent:#ff6600", "Charter", "color-scheme:dark"} {
+			if !strings.Contains(html, want) {
+				t.Errorf("appearance: page lacks %s", want)
+			}
+		}
+		if resp.Header.Get("X-Robots-Tag") != "" || strings.Contains(html, `content="noindex"`) {
+			t.Error("an indexable owner's page says noindex")
+		}
+	})
+}
+
+func TestPage404(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := newFixture(t, b)
+		expiring := f.publish(f.acc, note.Draft{Content: "x", ExpiresAt: ptr(f.clock.Now().Add(time.Minute))})
+		gone := f.publish(f.acc, note.Draft{Content: "x"})
+		if err := f.App.Deps().Notes.Unpublish(context.Background(), f.acc.UserCUID, gone); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(time.Minute)
+		for name, id := range map[string]string{"expired": expiring, "unpublished": gone, "unknown": unknownCUID, "malformed": "x"} {
+			resp, html := pageOf(t, f, id)
+			if resp.Status != 404 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") || !strings.Contains(html, "Note not found") {
+				t.Errorf("%s: %d %s %q", name, resp.Status, resp.Header.Get("Content-Type"), html)
+			}
+			if len(html) > 8000 {
+				t.Errorf("%s: the 404 page is %d bytes", name, len(html))
+			}
+		}
+	})
+}
+
+const unknownCUID = "zzzzzzzzzzzzzzzzzzzzzzzz"
+
+// xssCorpus returns the payloads of testdata/xss.md.
+func xssCorpus(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/xss.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(string(b), "\n%%%\n")
+	if len(parts) < 40 {
+		t.Fatalf("the XSS corpus has %d payloads, want at least 40", len(parts))
+	}
+	return parts
+}
+
+// TestPageMarkupCarriesNoScript is the static half of the XSS check: whatever a note holds,
+// the parsed page has no scriptable element, no event handler attribute and no scriptable
+// URL. (Payload text shown escaped, as text, is harmless and allowed.)
+func TestPageMarkupCarriesNoScript(t *testing.T) {
+	f := newFixture(t, testkit.SQLiteBackend(t))
+	for i, payload := range xssCorpus(t) {
+		id := f.publish(f.acc, note.Draft{Content: payload, Title: ptr(payload), Summary: ptr(payload),
+			Properties: map[string]any{"p": payload}, ShowProperties: true})
+		_, page := pageOf(t, f, id)
+		if problems := scriptable(page); len(problems) > 0 {
+			t.Errorf("payload %d:\n%s\nsurvives into the page: %v", i+1, payload, problems)
+		}
+	}
+}
+
+var forbiddenElements = map[string]bool{"script": true, "iframe": true, "object": true, "embed": true, "svg": true,
+	"math": true, "base": true, "form": true, "frame": true, "frameset": true, "applet": true,
+	"template": true, "noscript": true, "audio": true, "video": true, "source": true, "isindex": true}
+
+// scriptable lists what in page could run script: elements, event handlers, scriptable
+// URLs and refresh redirects.
+func scriptable(page string) []string {
+	var found []string
+	z := html.NewTokenizer(strings.NewReader(page))
+	styles := 0
+	for {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return found
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			continue
+		}
+		tok := z.Token()
+		if forbiddenElements[tok.Data] {
+			found = append(found, "<"+tok.Data+">")
+		}
+		if tok.Data == "link" && !slices.Contains(tok.Attr, html.Attribute{Key: "rel", Val: "canonical"}) {
+			found = append(found, "<link> other than the canonical URL")
+		}
+		if tok.Data == "style" {
+			if styles++; styles > 1 {
+				found = append(found, "a second <style>")
+			}
+		}
+		for _, a := range tok.Attr {
+			v := strings.ToLower(strings.Join(strings.Fields(a.Val), ""))
+			switch {
+			case strings.HasPrefix(a.Key, "on"):
+				found = append(found, tok.Data+" "+a.Key)
+			case a.Key == "style":
+				found = append(found, tok.Data+" style attribute")
+			case a.Key == "http-equiv":
+				found = append(found, "meta http-equiv")
+			case strings.HasPrefix(v, "javascript:") || strings.HasPrefix(v, "vbscript:") || strings.HasPrefix(v, "data:text"):
+				found = append(found, tok.Data+" "+a.Key+"="+a.Val)
+			}
+		}
+	}
+}
