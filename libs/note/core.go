@@ -135,6 +135,9 @@ func NewCore(store Storer, now func() time.Time, publicURL string, quota int64) 
 // Now returns the core's clock reading, truncated to the milliseconds timestamps carry.
 func (c *Core) Now() time.Time { return c.now().UTC().Truncate(time.Millisecond) }
 
+// PublicURL returns {base_url}.
+func (c *Core) PublicURL() string { return c.publicURL }
+
 // URL returns the public URL of a publication.
 func (c *Core) URL(cuid string) string { return c.publicURL + "/s/" + cuid }
 

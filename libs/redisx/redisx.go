@@ -3,6 +3,7 @@ package redisx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,7 +15,8 @@ import (
 func Open(url string) (*redis.Client, error) {
 	opts, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("redis url: %w", err)
+		// The parser's message quotes the URL, password included: say only what is wrong.
+		return nil, errors.New("redis url: cannot be parsed (check its form: redis://[user:password@]host:port/db)")
 	}
 	// Short timeouts and one retry: a limit check must never hold a request for long.
 	opts.MaxRetries = 1

@@ -151,6 +151,8 @@ func (s *Server) Do(t testing.TB, r Request) *Response {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every response of the HTTP suites must be one the OpenAPI document allows.
+	ValidateResponse(t, req, resp.StatusCode, resp.Header, b)
 	return &Response{Status: resp.StatusCode, Header: resp.Header, Body: b}
 }
 

@@ -21,6 +21,10 @@ import (
 	"syscall"
 	"time"
 
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+
 	"github.com/sharenote/sharenote/libs/cuid"
 )
 
@@ -117,10 +121,13 @@ func startPostgres() (string, error) {
 		_ = os.RemoveAll(dir)
 	})
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	if !waitFor(addr) {
+	u := "postgres://postgres@" + addr + "/postgres?sslmode=disable"
+	// The port opens before Postgres accepts sessions (57P03, "starting up"): wait for a
+	// real query to succeed.
+	if !waitFor(addr) || !waitForQuery(u) {
 		return "", fmt.Errorf("throw-away postgres did not start on %s", addr)
 	}
-	return "postgres://postgres@" + addr + "/postgres?sslmode=disable", nil
+	return u, nil
 }
 
 // startRedis starts a throw-away redis-server without persistence on a free port.
@@ -168,6 +175,23 @@ func waitFor(addr string) bool {
 	for ctx.Err() == nil {
 		if answers(addr) {
 			return true
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return false
+}
+
+func waitForQuery(u string) bool {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if gdb, err := gorm.Open(postgres.Open(u), &gorm.Config{Logger: logger.Discard}); err == nil {
+			err = gdb.Exec("SELECT 1").Error
+			if sqlDB, e := gdb.DB(); e == nil {
+				_ = sqlDB.Close()
+			}
+			if err == nil {
+				return true
+			}
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -112,6 +112,9 @@ func TestPageFollowsSettings(t *testing.T) {
 			}
 		}
 		resp, html := pageOf(t, f, id)
+		if resp.Header.Get("X-Robots-Tag") != "noindex" {
+			t.Error("a page of a non-indexable owner lacks X-Robots-Tag: noindex")
+		}
 		if strings.Contains(html, "hidden value") || strings.Contains(html, `class="properties"`) {
 			t.Error("properties shown although show_properties is false")
 		}

@@ -258,8 +258,9 @@ a{color:var(--accent)}
 .meta{color:var(--muted);font-size:.9rem;margin:0 0 1.5rem}
 .muted{color:var(--muted)}
 table{border-collapse:collapse;display:block;overflow-x:auto;max-width:100%;margin:1rem 0}
-th,td{border:1px solid var(--line);padding:.35rem .7rem;text-align:left;vertical-align:top}
-table.properties{font-size:.92rem;background:var(--soft)}
+th,td{border:1px solid var(--line);padding:.35rem .7rem;vertical-align:top}
+th:not([align]),td:not([align]){text-align:left}
+table.properties{font-size:.92rem}table.properties th,table.properties td{background:var(--soft)}
 table.properties th{font-weight:600;white-space:nowrap;color:var(--muted)}
 .chips{list-style:none;margin:0;padding:0;display:flex;flex-wrap:wrap;gap:.3rem}
 .chips li{border:1px solid var(--line);border-radius:1rem;padding:0 .55rem;background:var(--bg)}
@@ -311,7 +312,9 @@ func minify(css string, _ *chroma.Style) string {
 
 var (
 	lightCode = codeCSS("github")
-	darkCode  = codeCSS("github-dark")
+	// The reset lets the dark rules start from the text colour rather than inherit the
+	// light ones (system theme carries both).
+	darkCode = ".hl-chroma [class]{color:inherit;background-color:transparent;font-weight:inherit;font-style:inherit}" + codeCSS("github-dark")
 )
 
 // stylesheet assembles the page's one style block for the owner's appearance: "system"

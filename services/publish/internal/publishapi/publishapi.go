@@ -63,6 +63,7 @@ func (a *API) Publish(c *gin.Context) {
 		errs.Abort(c, noteapi.Error(err))
 		return
 	}
+	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusOK, publishResponse{CUID: p.CUID, URL: a.notes.URL(p.CUID)})
 }
 
@@ -156,13 +157,19 @@ func (a *API) multipart(c *gin.Context, boundary string) (note.Draft, error) {
 	if boundary == "" {
 		return note.Draft{}, errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body has no boundary.")
 	}
-	mr := multipart.NewReader(c.Request.Body, boundary)
+	body := &tailReader{r: c.Request.Body}
+	mr := multipart.NewReader(body, boundary)
 	d := note.Draft{ShowProperties: true}
 	fields := map[string]string{}
 	seen := map[string]bool{}
 	for {
 		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
+		if err == io.EOF { //nolint:errorlint // Only the reader's own, unwrapped EOF means "done".
+			// The reader also answers a bare EOF for a body cut short; only a body that
+			// really ends with the close delimiter is complete.
+			if !bytes.Contains(body.tail, []byte("--"+boundary+"--")) {
+				return note.Draft{}, errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body ends before its closing boundary.")
+			}
 			break
 		}
 		if err != nil {
@@ -182,6 +189,9 @@ func (a *API) multipart(c *gin.Context, boundary string) (note.Draft, error) {
 			continue
 		}
 		value, err := readPart(part, routes.JSONLimit)
+		if errors.Is(err, errPartTooLarge) {
+			return note.Draft{}, httpx.TooLarge(routes.JSONLimit)
+		}
 		if err != nil {
 			return note.Draft{}, err
 		}
@@ -220,11 +230,31 @@ func (a *API) multipart(c *gin.Context, boundary string) (note.Draft, error) {
 	return d, nil
 }
 
+// tailReader remembers the last bytes read through it, to check how a body ended.
+type tailReader struct {
+	r    io.Reader
+	tail []byte
+}
+
+const tailSize = 1024
+
+func (t *tailReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	t.tail = append(t.tail, p[:n]...)
+	if len(t.tail) > tailSize {
+		t.tail = append(t.tail[:0], t.tail[len(t.tail)-tailSize:]...)
+	}
+	return n, err
+}
+
+// errPartTooLarge is a part over its own limit, as opposed to the whole request over the
+// route's limit (which surfaces as *http.MaxBytesError).
+var errPartTooLarge = errors.New("part too large")
+
 // readImage reads one image part and checks it.
 func readImage(part *multipart.Part, name string) (note.Image, error) {
 	data, err := readPart(part, note.MaxImageBytes)
-	var tooLarge *errs.Error
-	if errors.As(err, &tooLarge) && tooLarge.Code == errs.PayloadTooLarge {
+	if errors.Is(err, errPartTooLarge) {
 		return note.Image{}, errs.Newf(http.StatusRequestEntityTooLarge, errs.ImageTooLarge,
 			"Image %q is larger than %d bytes.", name, note.MaxImageBytes)
 	}
@@ -238,7 +268,7 @@ func readImage(part *multipart.Part, name string) (note.Image, error) {
 	return note.Image{Filename: name, MediaType: mediaType, Data: data}, nil
 }
 
-// readPart reads a part of at most limit bytes.
+// readPart reads a part of at most limit bytes; errPartTooLarge when it is longer.
 func readPart(part *multipart.Part, limit int64) ([]byte, error) {
 	var buf bytes.Buffer
 	n, err := io.Copy(&buf, io.LimitReader(part, limit+1))
@@ -246,7 +276,7 @@ func readPart(part *multipart.Part, limit int64) ([]byte, error) {
 		return nil, multipartError(err)
 	}
 	if n > limit {
-		return nil, httpx.TooLarge(limit)
+		return nil, errPartTooLarge
 	}
 	return buf.Bytes(), nil
 }

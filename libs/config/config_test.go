@@ -1,0 +1,282 @@
+package config_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net/netip"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sharenote/sharenote/libs/config"
+)
+
+// env is a map-backed getenv.
+func env(vars map[string]string) func(string) string {
+	return func(name string) string { return vars[name] }
+}
+
+func load(t *testing.T, vars map[string]string) config.Config {
+	t.Helper()
+	c, err := config.Load(env(vars))
+	if err != nil {
+		t.Fatalf("Load(%v): %v", vars, err)
+	}
+	return c
+}
+
+func TestLoadDefaults(t *testing.T) {
+	want := config.Config{
+		Addr:            "127.0.0.1:8080",
+		AdminAddr:       "127.0.0.1:9090",
+		PublicURL:       "http://127.0.0.1:8080",
+		DataDir:         "./.data",
+		DatabaseURL:     "sqlite:.data/sharenote.db",
+		RedisURL:        "",
+		RedisKeyPrefix:  "sharenote:",
+		TrustedProxies:  nil,
+		LogLevel:        slog.LevelInfo,
+		ShutdownTimeout: 20 * time.Second,
+		ImageQuotaBytes: 1_000_000_000,
+	}
+	if got := load(t, nil); !reflect.DeepEqual(got, want) {
+		t.Fatalf("Load with an empty environment:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestLoadReadsExactlyTheDocumentedVariables(t *testing.T) {
+	read := map[string]bool{}
+	if _, err := config.Load(func(name string) string { read[name] = true; return "" }); err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, v := range config.Variables {
+		documented = append(documented, v.Name)
+		if !read[v.Name] {
+			t.Errorf("%s is documented in Variables but Load never reads it", v.Name)
+		}
+	}
+	for name := range read {
+		if !slices.Contains(documented, name) {
+			t.Errorf("Load reads %s, which Variables does not document", name)
+		}
+	}
+}
+
+func TestLoadSettings(t *testing.T) {
+	cases := []struct {
+		name  string
+		vars  map[string]string
+		check func(c config.Config) (got, want any)
+	}{
+		{"a listener on every interface gets a localhost public URL",
+			map[string]string{"SHARE_ADDR": ":8080"},
+			func(c config.Config) (any, any) { return c.PublicURL, "http://localhost:8080" }},
+		{"a 0.0.0.0 listener gets a localhost public URL",
+			map[string]string{"SHARE_ADDR": "0.0.0.0:8081"},
+			func(c config.Config) (any, any) { return c.PublicURL, "http://localhost:8081" }},
+		{"an IPv6 wildcard listener gets a localhost public URL",
+			map[string]string{"SHARE_ADDR": "[::]:8082"},
+			func(c config.Config) (any, any) { return c.PublicURL, "http://localhost:8082" }},
+		{"an IPv6 listener keeps its brackets in the public URL",
+			map[string]string{"SHARE_ADDR": "[::1]:8083"},
+			func(c config.Config) (any, any) { return c.PublicURL, "http://[::1]:8083" }},
+		{"an explicit public URL wins over the listener",
+			map[string]string{"SHARE_ADDR": ":8080", "SHARE_PUBLIC_URL": "https://share.example.com"},
+			func(c config.Config) (any, any) { return c.PublicURL, "https://share.example.com" }},
+		{"a trailing slash is trimmed from the public URL",
+			map[string]string{"SHARE_PUBLIC_URL": "https://share.example.com/"},
+			func(c config.Config) (any, any) { return c.PublicURL, "https://share.example.com" }},
+		{"every trailing slash is trimmed from a public URL with a path",
+			map[string]string{"SHARE_PUBLIC_URL": "https://example.com/share//"},
+			func(c config.Config) (any, any) { return c.PublicURL, "https://example.com/share" }},
+		{"the default database lives in the data dir",
+			map[string]string{"SHARE_DATA_DIR": "/var/lib/sharenote"},
+			func(c config.Config) (any, any) { return c.DatabaseURL, "sqlite:/var/lib/sharenote/sharenote.db" }},
+		{"an explicit database URL wins over the data dir",
+			map[string]string{"SHARE_DATA_DIR": "/var/lib/sharenote", "SHARE_DATABASE_URL": "postgres://app@db/sharenote"},
+			func(c config.Config) (any, any) { return c.DatabaseURL, "postgres://app@db/sharenote" }},
+		{"postgresql:// is a Postgres URL too",
+			map[string]string{"SHARE_DATABASE_URL": "postgresql://app@db/sharenote"},
+			func(c config.Config) (any, any) { return c.DatabaseURL, "postgresql://app@db/sharenote" }},
+		{"rediss:// is accepted for TLS",
+			map[string]string{"SHARE_REDIS_URL": "rediss://r:6380/0"},
+			func(c config.Config) (any, any) { return c.RedisURL, "rediss://r:6380/0" }},
+		{"surrounding spaces are ignored",
+			map[string]string{"SHARE_LOG_LEVEL": " debug ", "SHARE_ADDR": " 127.0.0.1:1234 "},
+			func(c config.Config) (any, any) {
+				return []any{c.LogLevel, c.Addr}, []any{slog.LevelDebug, "127.0.0.1:1234"}
+			}},
+		{"a blank variable means its default",
+			map[string]string{"SHARE_ADMIN_ADDR": "   "},
+			func(c config.Config) (any, any) { return c.AdminAddr, "127.0.0.1:9090" }},
+		{"log levels are case-insensitive",
+			map[string]string{"SHARE_LOG_LEVEL": "WARN"},
+			func(c config.Config) (any, any) { return c.LogLevel, slog.LevelWarn }},
+		{"the shutdown timeout is a Go duration",
+			map[string]string{"SHARE_SHUTDOWN_TIMEOUT": "1m30s"},
+			func(c config.Config) (any, any) { return c.ShutdownTimeout, 90 * time.Second }},
+		{"the image quota can be lowered",
+			map[string]string{"SHARE_IMAGE_QUOTA_BYTES": "5000000"},
+			func(c config.Config) (any, any) { return c.ImageQuotaBytes, int64(5_000_000) }},
+		{"the redis key prefix can be changed",
+			map[string]string{"SHARE_REDIS_KEY_PREFIX": "staging:"},
+			func(c config.Config) (any, any) { return c.RedisKeyPrefix, "staging:" }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got, want := tc.check(load(t, tc.vars)); !reflect.DeepEqual(got, want) {
+				t.Fatalf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestLoadTrustedProxies(t *testing.T) {
+	c := load(t, map[string]string{"SHARE_TRUSTED_PROXIES": "10.0.0.0/8, 192.168.1.7 ,::1,,10.1.2.3/16, fd00::/8"})
+	want := []netip.Prefix{
+		netip.MustParsePrefix("10.0.0.0/8"),
+		netip.MustParsePrefix("192.168.1.7/32"), // A bare IP is a single-address network.
+		netip.MustParsePrefix("::1/128"),
+		netip.MustParsePrefix("10.1.0.0/16"), // Host bits are masked off.
+		netip.MustParsePrefix("fd00::/8"),
+	}
+	if !reflect.DeepEqual(c.TrustedProxies, want) {
+		t.Fatalf("TrustedProxies = %v, want %v", c.TrustedProxies, want)
+	}
+	wantStrings := []string{"10.0.0.0/8", "192.168.1.7/32", "::1/128", "10.1.0.0/16", "fd00::/8"}
+	if got := c.TrustedProxyStrings(); !reflect.DeepEqual(got, wantStrings) {
+		t.Fatalf("TrustedProxyStrings = %v, want %v", got, wantStrings)
+	}
+}
+
+func TestLoadRejectsInvalidValues(t *testing.T) {
+	cases := []struct {
+		name, variable, value string
+	}{
+		{"a listener without a port is rejected", "SHARE_ADDR", "8080"},
+		{"an admin listener without a port is rejected", "SHARE_ADMIN_ADDR", "localhost"},
+		{"a public URL without a scheme is rejected", "SHARE_PUBLIC_URL", "share.example.com"},
+		{"a public URL that is not http(s) is rejected", "SHARE_PUBLIC_URL", "ftp://share.example.com"},
+		{"a public URL without a host is rejected", "SHARE_PUBLIC_URL", "http://"},
+		{"a database URL of another scheme is rejected", "SHARE_DATABASE_URL", "mysql://app@db/sharenote"},
+		{"a bare database path is rejected", "SHARE_DATABASE_URL", "/var/lib/sharenote.db"},
+		{"a redis URL of another scheme is rejected", "SHARE_REDIS_URL", "http://127.0.0.1:6379"},
+		{"a redis address without a scheme is rejected", "SHARE_REDIS_URL", "127.0.0.1:6379"},
+		{"a CIDR with too many bits is rejected", "SHARE_TRUSTED_PROXIES", "10.0.0.0/8,10.0.0.0/33"},
+		{"a host name is not a trusted proxy", "SHARE_TRUSTED_PROXIES", "ingress.local"},
+		{"an unknown log level is rejected", "SHARE_LOG_LEVEL", "verbose"},
+		{"a shutdown timeout without a unit is rejected", "SHARE_SHUTDOWN_TIMEOUT", "20"},
+		{"a zero shutdown timeout is rejected", "SHARE_SHUTDOWN_TIMEOUT", "0s"},
+		{"a negative shutdown timeout is rejected", "SHARE_SHUTDOWN_TIMEOUT", "-5s"},
+		{"an image quota that is not a number is rejected", "SHARE_IMAGE_QUOTA_BYTES", "1GB"},
+		{"a negative image quota is rejected", "SHARE_IMAGE_QUOTA_BYTES", "-1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := config.Load(env(map[string]string{tc.variable: tc.value}))
+			if err == nil {
+				t.Fatalf("%s=%q was accepted: %+v", tc.variable, tc.value, c)
+			}
+			if !strings.Contains(err.Error(), tc.variable) {
+				t.Fatalf("error %q does not name %s", err, tc.variable)
+			}
+			// One bad variable is one error: the others keep their valid defaults.
+			for _, v := range config.Variables {
+				if v.Name != tc.variable && strings.Contains(err.Error(), v.Name) {
+					t.Errorf("error %q also names %s, which was not set", err, v.Name)
+				}
+			}
+			if !reflect.DeepEqual(c, config.Config{}) {
+				t.Errorf("a failed Load returned a partly filled Config: %+v", c)
+			}
+		})
+	}
+}
+
+func TestLoadReportsEveryErrorAtOnce(t *testing.T) {
+	bad := map[string]string{
+		"SHARE_ADDR":             "nowhere",
+		"SHARE_DATABASE_URL":     "mysql://db",
+		"SHARE_REDIS_URL":        "memcached://cache",
+		"SHARE_TRUSTED_PROXIES":  "10.0.0.0/99",
+		"SHARE_LOG_LEVEL":        "loud",
+		"SHARE_SHUTDOWN_TIMEOUT": "soon",
+	}
+	_, err := config.Load(env(bad))
+	if err == nil {
+		t.Fatal("Load accepted six bad variables")
+	}
+	for name := range bad {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("error does not mention %s:\n%v", name, err)
+		}
+	}
+	if n := strings.Count(err.Error(), "\n") + 1; n != len(bad) {
+		t.Errorf("error has %d lines, want one per bad variable (%d):\n%v", n, len(bad), err)
+	}
+}
+
+func TestRedact(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"a userinfo password is masked", "postgres://app:s3cret@db:5432/sharenote?sslmode=disable", "postgres://app:xxxxx@db:5432/sharenote?sslmode=disable"},
+		{"a redis password without a user is masked", "redis://:s3cret@r:6379/0", "redis://:xxxxx@r:6379/0"},
+		{"a password query parameter is masked", "postgres://app@db/sharenote?password=s3cret", "postgres://app@db/sharenote?password=xxxxx"},
+		{"a URL without a password is unchanged", "postgres://app@db/sharenote", "postgres://app@db/sharenote"},
+		{"a sqlite path is unchanged", "sqlite:/var/lib/sharenote/sharenote.db", "sqlite:/var/lib/sharenote/sharenote.db"},
+		{"a sqlite path that is not a valid URL is unchanged", "sqlite:./my notes%.db", "sqlite:./my notes%.db"},
+		{"an empty URL stays empty", "", ""},
+		{"an unparseable URL is hidden entirely", "postgres://app:ab/cd@db/sharenote", "xxxxx"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := config.Redact(tc.in); got != tc.want {
+				t.Fatalf("Redact(%q) = %q, want %q", tc.in, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestLogValueNeverShowsAPassword(t *testing.T) {
+	// Every password contains "s3cret"; some are written the way operators get them wrong
+	// (unescaped characters), which Load accepts and url.Parse does not.
+	cases := []struct {
+		name, database, redis string
+	}{
+		{"userinfo passwords", "postgres://app:Pg-s3cret@db:5432/sharenote", "redis://:Rd-s3cret@r:6379/0"},
+		{"a user and password on TLS redis", "postgresql://app:Pg-s3cret@db/sharenote", "rediss://default:Rd-s3cret@r:6380/0"},
+		{"password query parameter", "postgres://app@db/sharenote?sslmode=require&password=Pg-s3cret", ""},
+		{"percent-encoded password", "postgres://app:Pg%2Fs3cret@db/sharenote", "redis://:Rd%23s3cret@r:6379/0"},
+		{"unescaped slash in the password", "postgres://app:Pg/s3cret@db/sharenote", "redis://:Rd/s3cret@r:6379/0"},
+		{"unescaped hash in the password", "postgres://app:Pg#s3cret@db/sharenote", "redis://:Rd#s3cret@r:6379/0"},
+		{"unescaped percent in the password", "postgres://app:Pg%s3cret@db/sharenote", "redis://:Rd%zs3cret@r:6379/0"},
+		{"space in the password", "postgres://app:Pg s3cret@db/sharenote", "redis://:Rd s3cret@r:6379/0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := load(t, map[string]string{"SHARE_DATABASE_URL": tc.database, "SHARE_REDIS_URL": tc.redis})
+			var buf bytes.Buffer
+			slog.New(slog.NewJSONHandler(&buf, nil)).Info("serving", "config", c)
+			out := buf.String()
+			if strings.Contains(out, "s3cret") {
+				t.Fatalf("the logged configuration shows a password:\n%s", out)
+			}
+			var line struct {
+				Config map[string]any `json:"config"`
+			}
+			if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+				t.Fatalf("log line is not JSON: %v\n%s", err, out)
+			}
+			for _, key := range []string{"addr", "admin_addr", "public_url", "database_url", "redis_url", "log_level", "shutdown_timeout"} {
+				if _, ok := line.Config[key]; !ok {
+					t.Errorf("the logged configuration lacks %s:\n%s", key, out)
+				}
+			}
+		})
+	}
+}

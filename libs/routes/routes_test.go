@@ -1,0 +1,228 @@
+package routes_test
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/sharenote/sharenote/libs/routes"
+)
+
+func TestMatch(t *testing.T) {
+	cases := []struct {
+		name, pattern, path string
+		want                bool
+	}{
+		{"a literal path matches itself", "/api/user/notes", "/api/user/notes", true},
+		{"a parameter matches one segment", "/api/notes/:cuid", "/api/notes/abc", true},
+		{"several parameters each match a segment", "/api/images/:userCuid/:noteCuid/:filename", "/api/images/u/n/a.png", true},
+		{"a parameter in the middle matches", "/api/notes/:cuid/versions", "/api/notes/abc/versions", true},
+		{"a parameter does not match an empty segment", "/api/notes/:cuid/versions", "/api/notes//versions", false},
+		{"a parameter does not match two segments", "/api/notes/:cuid", "/api/notes/a/b", false},
+		{"a parameter does not match a missing segment", "/api/notes/:cuid", "/api/notes", false},
+		{"a trailing slash on the path does not match", "/api/notes/:cuid", "/api/notes/abc/", false},
+		{"a trailing slash on the pattern only does not match", "/api/user/notes/", "/api/user/notes", false},
+		{"a longer path does not match", "/api/user/notes", "/api/user/notes/extra", false},
+		{"a shorter path does not match", "/api/user/notes", "/api/user", false},
+		{"a different literal does not match", "/api/user/notes", "/api/user/settings", false},
+		{"literals are case-sensitive", "/api/user/notes", "/API/user/notes", false},
+		{"the parameter prefix is not a wildcard for literals", "/s/:cuid", "/x/abc", false},
+		{"a dotted segment matches a parameter whole", "/api/og/:file", "/api/og/abc.png", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := routes.Match(tc.pattern, tc.path); got != tc.want {
+				t.Fatalf("Match(%q, %q) = %v, want %v", tc.pattern, tc.path, got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTableIDsAreUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range routes.Table {
+		if r.ID == "" || seen[r.ID] {
+			t.Errorf("route ID %q is empty or repeated", r.ID)
+		}
+		seen[r.ID] = true
+	}
+}
+
+func TestTableMethodAndPathAreUnique(t *testing.T) {
+	seen := map[string]bool{}
+	for _, r := range routes.Table {
+		k := r.Method + " " + r.Path
+		if seen[k] {
+			t.Errorf("%s appears twice", k)
+		}
+		seen[k] = true
+	}
+}
+
+func TestTableServicesAreKnown(t *testing.T) {
+	for _, r := range routes.Table {
+		if !slices.Contains(routes.Services, r.Service) {
+			t.Errorf("%s %s belongs to %q, which is not in Services %v", r.Method, r.Path, r.Service, routes.Services)
+		}
+	}
+	for _, s := range routes.Services {
+		if len(routes.ForService(s)) == 0 {
+			t.Errorf("service %q owns no route", s)
+		}
+	}
+}
+
+type endpoint struct {
+	method, path string
+	access       routes.Access
+}
+
+// specEndpoints is the endpoint table of SPEC.md "Endpoints", with /api/og/:cuid.png
+// written as the gin parameter the table uses, and the access class CONTRACT.md gives
+// each (the five authenticated mutations of "Limits and mutations").
+var specEndpoints = []endpoint{
+	{"POST", "/api/auth/publish", routes.License},
+	{"POST", "/api/publish", routes.Mutation},
+	{"GET", "/api/notes/:cuid", routes.Public},
+	{"PATCH", "/api/notes/:cuid", routes.Mutation},
+	{"GET", "/api/notes/:cuid/versions", routes.Bearer},
+	{"GET", "/api/notes/:cuid/versions/:version", routes.Bearer},
+	{"POST", "/api/unshare", routes.Mutation},
+	{"GET", "/api/user/notes", routes.Bearer},
+	{"GET", "/api/user/settings", routes.Bearer},
+	{"PUT", "/api/user/settings", routes.Mutation},
+	{"PATCH", "/api/user/settings", routes.Mutation},
+	{"GET", "/api/images/:userCuid/:noteCuid/:filename", routes.Public},
+	{"GET", "/api/og/:file", routes.Public},
+	{"GET", "/s/:cuid", routes.Public},
+}
+
+func find(method, path string) (routes.Route, bool) {
+	for _, r := range routes.Table {
+		if r.Method == method && r.Path == path {
+			return r, true
+		}
+	}
+	return routes.Route{}, false
+}
+
+func TestTableHasEverySpecEndpointWithItsAccess(t *testing.T) {
+	for _, e := range specEndpoints {
+		r, ok := find(e.method, e.path)
+		if !ok {
+			t.Errorf("SPEC.md endpoint %s %s is missing from the table", e.method, e.path)
+			continue
+		}
+		if r.Access != e.access {
+			t.Errorf("%s %s has access %s, want %s", e.method, e.path, r.Access, e.access)
+		}
+	}
+}
+
+func TestTableAccessClasses(t *testing.T) {
+	mutations := []string{"POST /api/publish", "PATCH /api/notes/:cuid", "POST /api/unshare", "PUT /api/user/settings", "PATCH /api/user/settings"}
+	for _, r := range routes.Table {
+		k := r.Method + " " + r.Path
+		switch {
+		case slices.Contains(mutations, k) != (r.Access == routes.Mutation):
+			t.Errorf("%s has access %s; exactly the five mutations of CONTRACT.md count toward the mutation limit", k, r.Access)
+		case (k == "POST /api/auth/publish") != (r.Access == routes.License):
+			t.Errorf("%s has access %s; only POST /api/auth/publish takes license credentials", k, r.Access)
+		case r.Access == routes.Public && r.Method != http.MethodGet:
+			t.Errorf("%s is public but not a GET; every public route is a read", k)
+		}
+	}
+	// The routes outside SPEC.md's table must not widen access: the OpenAPI document is
+	// the only extra, and it is a public read.
+	for _, r := range routes.Table {
+		inSpec := slices.ContainsFunc(specEndpoints, func(e endpoint) bool { return e.method == r.Method && e.path == r.Path })
+		if !inSpec && !(r.ID == routes.OpenAPIDocument && r.Method == "GET" && r.Access == routes.Public) {
+			t.Errorf("%s %s (%s) is not a SPEC.md endpoint", r.Method, r.Path, r.ID)
+		}
+	}
+}
+
+func TestTableBodyLimits(t *testing.T) {
+	for _, r := range routes.Table {
+		switch {
+		case r.Method == http.MethodGet && r.MaxBody != 0:
+			t.Errorf("%s %s takes no body but allows %d bytes", r.Method, r.Path, r.MaxBody)
+		case r.Method != http.MethodGet && r.MaxBody <= 0:
+			t.Errorf("%s %s has no body limit", r.Method, r.Path)
+		}
+	}
+	// SPEC.md "Limits": a multipart publish up to 25,000,000 bytes, a JSON update up to 2,000,000.
+	if r, _ := find("POST", "/api/publish"); r.MaxBody != 25_000_000 {
+		t.Errorf("POST /api/publish allows %d bytes, want 25,000,000", r.MaxBody)
+	}
+	if r, _ := find("PATCH", "/api/notes/:cuid"); r.MaxBody != 2_000_000 {
+		t.Errorf("PATCH /api/notes/:cuid allows %d bytes, want 2,000,000", r.MaxBody)
+	}
+}
+
+// concrete fills each parameter of a gin path with a sample value.
+func concrete(path string) string {
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, ":") {
+			segs[i] = "x" + s[1:] + ".png"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// TestGinServesTheWholeTable registers every row on one gin engine, as the all-in-one
+// process does, and checks that each row's own request reaches its handler and that
+// Match agrees with gin about which row that is.
+func TestGinServesTheWholeTable(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	engine := gin.New()
+	for _, r := range routes.Table {
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					t.Fatalf("gin cannot register %s %s: %v", r.Method, r.Path, p)
+				}
+			}()
+			engine.Handle(r.Method, r.Path, func(c *gin.Context) { c.String(http.StatusOK, r.ID) })
+		}()
+	}
+	for _, r := range routes.Table {
+		path := concrete(r.Path)
+		w := httptest.NewRecorder()
+		engine.ServeHTTP(w, httptest.NewRequest(r.Method, path, nil))
+		if w.Code != http.StatusOK || w.Body.String() != r.ID {
+			t.Errorf("%s %s reached %q (%d), want %s", r.Method, path, w.Body, w.Code, r.ID)
+		}
+		var matched []string
+		for _, other := range routes.Table {
+			if other.Method == r.Method && routes.Match(other.Path, path) {
+				matched = append(matched, other.ID)
+			}
+		}
+		if !slices.Equal(matched, []string{r.ID}) {
+			t.Errorf("Match finds %v for %s %s, want only %s", matched, r.Method, path, r.ID)
+		}
+	}
+}
+
+func TestPrintListsEveryRoute(t *testing.T) {
+	var buf bytes.Buffer
+	if err := routes.Print(&buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != len(routes.Table) {
+		t.Fatalf("Print wrote %d lines for %d routes", len(lines), len(routes.Table))
+	}
+	for i, r := range routes.Table {
+		if f := strings.Fields(lines[i]); len(f) != 5 || f[0] != r.Method || f[1] != r.Path || f[2] != r.Service || f[3] != r.Access.String() {
+			t.Errorf("line %d = %q, want %s %s %s %s …", i, lines[i], r.Method, r.Path, r.Service, r.Access)
+		}
+	}
+}

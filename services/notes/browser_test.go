@@ -1,0 +1,214 @@
+package notes_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/testkit"
+	notepage "github.com/sharenote/sharenote/services/notes/internal/page"
+)
+
+// detector runs before any page script: it records every alert, confirm, prompt and
+// console call, which is how the corpus's payloads would announce themselves.
+const detector = `window.__xss = [];
+for (const k of ['alert', 'confirm', 'prompt']) window[k] = (...a) => { window.__xss.push(k + ':' + a.join(',')); };
+for (const k of ['log', 'info', 'warn', 'error', 'debug']) { const o = console[k]; console[k] = (...a) => { window.__xss.push('console.' + k + ':' + a.join(',')); }; }`
+
+// domProblems lists elements and attributes that could carry script in the live DOM.
+const domProblems = `(() => {
+  const out = [];
+  for (const e of document.querySelectorAll('script,iframe,object,embed,svg,math,form,base,frame,template,noscript,video,audio')) out.push('<' + e.localName + '>');
+  for (const e of document.querySelectorAll('*')) for (const a of e.attributes) {
+    const v = a.value.replace(/\s+/g, '').toLowerCase();
+    if (a.name.startsWith('on')) out.push(e.localName + ' ' + a.name);
+    if (/^(javascript|vbscript|data:text)/.test(v)) out.push(e.localName + ' ' + a.name + '=' + a.value);
+  }
+  return out;
+})()`
+
+// browser starts Debian's Chromium headless with the flags this environment needs, or
+// skips when no Chromium is installed (.ci/run installs it).
+func browser(t *testing.T) context.Context {
+	t.Helper()
+	path := ""
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			path = p
+			break
+		}
+	}
+	if path == "" {
+		t.Skip("no Chromium on this machine: apt-get install chromium")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox, chromedp.Headless,
+		chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("no-first-run", true), chromedp.Flag("disable-quic", true))
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(allocCtx)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: detector}); err != nil {
+		t.Fatalf("start Chromium: %v", err)
+	}
+	// A dialog would block the page; accept any at once (the detector has recorded it).
+	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
+	go func() {
+		for _, err := range dialogs {
+			if err != nil {
+				return
+			}
+			_, _ = chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
+		}
+	}()
+	return ctx
+}
+
+// visit loads url, lets late handlers (image errors, autofocus) fire, and returns what the
+// detector recorded and what the DOM holds that could run script.
+func visit(t *testing.T, ctx context.Context, url string) (fired, problems []string) {
+	t.Helper()
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("navigate %s: %v", url, err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	fired, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__xss`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](domProblems))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fired, problems
+}
+
+// TestBrowserRunsNoScriptFromNotes renders each payload of the corpus (as body, title,
+// summary, author and property) into a page served WITHOUT the Content-Security-Policy,
+// so that the sanitiser and the template alone must stop it, and checks in Chromium that
+// nothing ran. A positive control proves the detector sees script that does run.
+func TestBrowserRunsNoScriptFromNotes(t *testing.T) {
+	ctx := browser(t)
+	corpus := xssCorpus(t)
+	harness := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		if r.URL.Path == "/control" {
+			_, _ = w.Write([]byte(`<!doctype html><img src="missing" onerror="alert('control')"><script>console.log('control')</script>`))
+			return
+		}
+		i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/raw/"))
+		if err != nil || i < 0 || i >= len(corpus) {
+			http.NotFound(w, r)
+			return
+		}
+		p := corpus[i]
+		pg, err := notepage.Render(notepage.Data{Title: p, Summary: p, Author: p, Markdown: p, Properties: map[string]any{p: p, "list": []any{p}},
+			Theme: "system", Accent: "#5b6ee1", Font: "sans", URL: "http://example.invalid/s/x", ImageURL: "http://example.invalid/og.png"})
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		_, _ = w.Write(pg.HTML) // Deliberately no CSP.
+	}))
+	t.Cleanup(harness.Close)
+
+	fired, _ := visit(t, ctx, harness.URL+"/control")
+	if !strings.Contains(strings.Join(fired, " "), "alert:control") || !strings.Contains(strings.Join(fired, " "), "console.log:control") {
+		t.Fatalf("the detector missed the control's script (recorded %v): the test could not see an attack", fired)
+	}
+	for i, p := range corpus {
+		fired, problems := visit(t, ctx, fmt.Sprintf("%s/raw/%d", harness.URL, i))
+		if len(fired) > 0 || len(problems) > 0 {
+			t.Errorf("payload %d %q: ran %v, DOM holds %v", i+1, p, fired, problems)
+		}
+	}
+}
+
+func artifactsDir(t *testing.T) string {
+	dir := os.Getenv("SHARE_ARTIFACTS_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "artifacts")
+	}
+	dir = filepath.Join(dir, "browser")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestBrowserShowsTheNotePage loads real pages (CSP on) in light and dark mode at desktop
+// and phone widths, saves screenshots, and checks what a reader sees.
+func TestBrowserShowsTheNotePage(t *testing.T) {
+	ctx := browser(t)
+	f := newFixture(t, testkit.SQLiteBackend(t))
+	long := "```\n" + strings.Repeat("a_very_long_unbroken_identifier_", 12) + "\n```\n\nA-very-long-word-" + strings.Repeat("x", 120) + "\n"
+	id := f.publish(f.acc, note.Draft{Content: typical + long, Title: ptr("A note from sharenote"), Summary: ptr("What readers see"),
+		Properties: map[string]any{"tags": []any{"go", "web", "notes"}, "status": "draft", "meta": map[string]any{"lang": "en"}}, ShowProperties: true})
+	attack := f.publish(f.acc, note.Draft{Content: strings.Join(xssCorpus(t), "\n\n"), Title: ptr("<script>alert('title')</script>")})
+	dir := artifactsDir(t)
+
+	for _, scheme := range []string{"light", "dark"} {
+		for _, width := range []int64{1280, 360} {
+			t.Run(fmt.Sprintf("%s %dpx", scheme, width), func(t *testing.T) {
+				if err := chromedp.Do(ctx, chromedp.EmulateViewport(width, 900)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+					Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}}); err != nil {
+					t.Fatal(err)
+				}
+				fired, problems := visit(t, ctx, f.URL+"/s/"+id)
+				if len(fired) > 0 || len(problems) > 0 {
+					t.Errorf("ordinary page: ran %v, DOM holds %v", fired, problems)
+				}
+				shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // Quality 100 is a PNG.
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("page-%s-%d.png", scheme, width)), shot, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				state, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`({
+  bg: getComputedStyle(document.body).backgroundColor,
+  overflow: document.documentElement.scrollWidth - window.innerWidth,
+  heading: !!document.querySelector('h1#a-heading'),
+  table: !!document.querySelector('table.properties'),
+  callout: document.querySelector('.callout-title')?.textContent,
+  code: getComputedStyle(document.querySelector('.hl-kd')).color !== getComputedStyle(document.body).color,
+  checkbox: document.querySelectorAll('input[type=checkbox]').length,
+})`))
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantBG := map[string]string{"light": "rgb(255, 255, 255)", "dark": "rgb(13, 17, 23)"}[scheme]
+				if state["bg"] != wantBG {
+					t.Errorf("background %v, want %s: the theme (or the CSP-pinned style) did not apply", state["bg"], wantBG)
+				}
+				if state["overflow"].(float64) > 0 {
+					t.Errorf("the page is %v px wider than a %d px screen", state["overflow"], width)
+				}
+				if state["heading"] != true || state["table"] != true || state["callout"] != "Mind the gap" || state["code"] != true || state["checkbox"].(float64) != 2 {
+					t.Errorf("rendered page state: %v", state)
+				}
+				fired, problems = visit(t, ctx, f.URL+"/s/"+attack)
+				if len(fired) > 0 || len(problems) > 0 {
+					t.Errorf("attack page: ran %v, DOM holds %v", fired, problems)
+				}
+			})
+		}
+	}
+}
