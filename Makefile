@@ -17,7 +17,8 @@ BINARIES := \
 	auth=./services/auth/cmd/auth \
 	notes=./services/notes/cmd/notes \
 	publish=./services/publish/cmd/publish \
-	images=./services/images/cmd/images
+	images=./services/images/cmd/images \
+	reaper=./services/images/cmd/reaper
 
 .PHONY: help run build test lint fmt tidy clean
 

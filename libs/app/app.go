@@ -49,10 +49,19 @@ type Deps struct {
 	Now func() time.Time
 }
 
-// Service is a module's share of the routes table: handlers keyed by route ID.
+// Service is a module's share of the routes table: handlers keyed by route ID, and the
+// periodic jobs it runs while the process serves.
 type Service struct {
 	Name     string
 	Handlers map[string]gin.HandlerFunc
+	Jobs     []Job
+}
+
+// Job is work a service repeats every Every while the process serves.
+type Job struct {
+	Name  string
+	Every time.Duration
+	Run   func(context.Context) error
 }
 
 // Module builds one service from the shared dependencies.
@@ -73,6 +82,7 @@ type Options struct {
 // App is a built process, ready to serve.
 type App struct {
 	deps     Deps
+	jobs     []Job
 	engine   *gin.Engine
 	admin    http.Handler
 	rdb      *redis.Client
@@ -134,6 +144,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 			return nil, fmt.Errorf("module: %w", err)
 		}
 		services = append(services, s)
+		a.jobs = append(a.jobs, s.Jobs...)
 	}
 	if a.engine, err = newRouter(a.deps, lim, opts.Process, services); err != nil {
 		return nil, err
@@ -201,10 +212,29 @@ func (a *App) Serve(ctx context.Context, public, admin net.Listener) error {
 		case <-serveCtx.Done():
 		}
 	}()
+	for _, j := range a.jobs {
+		go a.repeat(serveCtx, j)
+	}
 	return httpx.Serve(serveCtx, a.deps.Config.ShutdownTimeout, map[net.Listener]*http.Server{
 		public: httpx.NewServer(a.engine),
 		admin:  httpx.NewServer(a.admin),
 	})
+}
+
+// repeat runs j every j.Every until ctx ends, logging its failures.
+func (a *App) repeat(ctx context.Context, j Job) {
+	t := time.NewTicker(j.Every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := j.Run(ctx); err != nil && ctx.Err() == nil {
+				a.deps.Log.ErrorContext(ctx, "job failed", "job", j.Name, "err", err)
+			}
+		}
+	}
 }
 
 // Close releases the dependencies in the reverse order of their start.

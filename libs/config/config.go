@@ -40,6 +40,10 @@ type Config struct {
 	LogLevel slog.Level
 	// ShutdownTimeout bounds the drain of in-flight requests after SIGTERM.
 	ShutdownTimeout time.Duration
+	// ReapInterval is how often the process itself deletes the bytes of released images;
+	// 0 leaves it to the reaper CronJob. It defaults to 10m on the embedded default (which
+	// has no CronJob) and to 0 on Postgres.
+	ReapInterval time.Duration
 	// ImageQuotaBytes is each account's image storage (SPEC: 1,000,000,000 bytes). Only
 	// tests and deliberately small installations lower it.
 	ImageQuotaBytes int64
@@ -59,6 +63,7 @@ var Variables = []struct{ Name, Default, Meaning string }{
 	{"SHARE_LOG_LEVEL", "info", "debug, info, warn, error"},
 	{"SHARE_SHUTDOWN_TIMEOUT", "20s", "drain time after SIGTERM"},
 	{"SHARE_IMAGE_QUOTA_BYTES", "1000000000", "image storage per account"},
+	{"SHARE_REAP_INTERVAL", "10m on SQLite, 0 on Postgres", "in-process reaper period; 0 = off"},
 }
 
 // Load reads the configuration through getenv (os.Getenv in production, a map in tests).
@@ -118,6 +123,13 @@ func Load(getenv func(string) string) (Config, error) {
 		errList = append(errList, fmt.Errorf("SHARE_IMAGE_QUOTA_BYTES=%q is not a number of bytes", getenv("SHARE_IMAGE_QUOTA_BYTES")))
 	}
 	c.ImageQuotaBytes = q
+	reapDefault := "0"
+	if strings.HasPrefix(c.DatabaseURL, "sqlite:") {
+		reapDefault = "10m"
+	}
+	if c.ReapInterval, err = time.ParseDuration(get("SHARE_REAP_INTERVAL", reapDefault)); err != nil || c.ReapInterval < 0 {
+		errList = append(errList, fmt.Errorf("SHARE_REAP_INTERVAL=%q is not a duration ≥ 0", getenv("SHARE_REAP_INTERVAL")))
+	}
 	if err := errors.Join(errList...); err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", err)
 	}
@@ -148,6 +160,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("log_level", c.LogLevel.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
 		slog.Int64("image_quota_bytes", c.ImageQuotaBytes),
+		slog.String("reap_interval", c.ReapInterval.String()),
 	)
 }
 

@@ -14,5 +14,5 @@ import (
 var Program = app.Program{
 	Name:     "sharenote",
 	Modules:  []app.Module{auth.New, publish.New, notes.New, images.New},
-	Commands: []app.Command{auth.LicensesCommand},
+	Commands: []app.Command{auth.LicensesCommand, images.ReapCommand},
 }

@@ -6,7 +6,9 @@ replace github.com/sharenote/sharenote/libs => ../../libs
 
 require (
 	github.com/gin-gonic/gin v1.12.0
+	github.com/prometheus/client_golang v1.25.0
 	github.com/sharenote/sharenote/libs v0.0.0-00010101000000-000000000000
+	gorm.io/gorm v1.31.2
 )
 
 require (
@@ -65,7 +67,6 @@ require (
 	github.com/pelletier/go-toml/v2 v2.2.4 // indirect
 	github.com/pierrec/lz4/v4 v4.1.33 // indirect
 	github.com/pressly/goose/v3 v3.29.0 // indirect
-	github.com/prometheus/client_golang v1.25.0 // indirect
 	github.com/prometheus/client_model v0.6.3 // indirect
 	github.com/prometheus/common v0.72.0 // indirect
 	github.com/prometheus/procfs v0.22.0 // indirect
@@ -106,7 +107,6 @@ require (
 	gorm.io/driver/clickhouse v0.7.0 // indirect
 	gorm.io/driver/mysql v1.5.7 // indirect
 	gorm.io/driver/postgres v1.6.3 // indirect
-	gorm.io/gorm v1.31.2 // indirect
 	gorm.io/plugin/opentelemetry v0.1.16 // indirect
 	modernc.org/libc v1.78.0 // indirect
 	modernc.org/mathutil v1.7.1 // indirect

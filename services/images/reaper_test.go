@@ -1,0 +1,195 @@
+package images_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/notedb"
+	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/services/images"
+)
+
+// storedImages counts image rows and blobs.
+func storedImages(t *testing.T, b testkit.Backend) (rows, blobs int64) {
+	t.Helper()
+	gdb := testkit.OpenDB(t, b)
+	if err := gdb.Table("images").Count(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := gdb.Table("blobs").Count(&blobs).Error; err != nil {
+		t.Fatal(err)
+	}
+	return rows, blobs
+}
+
+func pngs(t *testing.T, n int) []note.Image {
+	imgs := make([]note.Image, n)
+	for i := range imgs {
+		imgs[i] = note.Image{Filename: fmt.Sprintf("i%d.png", i), MediaType: "image/png", Data: pngBytes(t)}
+	}
+	return imgs
+}
+
+func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := start(t, b)
+		acc := f.NewAccount(t, "owner")
+		gone, gonePaths := f.publish(t, acc, nil, pngs(t, 3)...)
+		expiring, expPaths := f.publish(t, acc, ptr(f.clock.Now().Add(time.Minute).Truncate(time.Millisecond)), pngs(t, 2)...)
+		_, livePaths := f.publish(t, acc, nil, pngs(t, 1)...)
+		size := int64(len(pngBytes(t)))
+		if used := f.usage(t, acc); used != 6*size {
+			t.Fatalf("usage %d, want %d", used, 6*size)
+		}
+		if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, gone.CUID); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(time.Minute)
+		if used := f.usage(t, acc); used != 3*size {
+			t.Fatalf("usage %d right after unpublish, want %d: the bytes must be released at once", used, 3*size)
+		}
+		if rows, blobs := storedImages(t, b); rows != 6 || blobs != 6 {
+			t.Fatalf("before reaping: %d rows, %d blobs; the bytes stay until the reaper runs", rows, blobs)
+		}
+
+		r, err := notedb.New(testkit.OpenDB(t, b)).Reap(context.Background(), 2, 0)
+		if err != nil || r.Images != 3 || r.Bytes != 3*size || r.Batches != 2 {
+			t.Fatalf("Reap = %+v, %v; want 3 images, %d bytes in 2 batches", r, err, 3*size)
+		}
+		if rows, blobs := storedImages(t, b); rows != 3 || blobs != 3 {
+			t.Errorf("after reaping: %d rows, %d blobs, want the 3 of the expired and live notes", rows, blobs)
+		}
+		// The expired note's images are still stored and counted; the live one is served.
+		if used := f.usage(t, acc); used != 3*size {
+			t.Errorf("usage %d after reaping, want %d", used, 3*size)
+		}
+		if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, expiring.CUID); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range append(gonePaths, expPaths...) {
+			f.get(t, p, nil).Expect(t, 404, "not_found")
+		}
+		f.get(t, livePaths[0], nil).Expect(t, 200, "")
+		if r, err := notedb.New(testkit.OpenDB(t, b)).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
+			t.Errorf("second Reap = %+v, %v; want the 2 images of the note unpublished after expiring", r, err)
+		}
+	})
+}
+
+func TestConcurrentReapersNeverDoubleDelete(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := start(t, b)
+		const notes, perNote = 10, 4
+		acc := f.NewAccount(t, "owner")
+		for range notes {
+			p, _ := f.publish(t, acc, nil, pngs(t, perNote)...)
+			if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Two reapers, each with its own connection pool, as two CronJob pods would be.
+		stores := []*notedb.Store{notedb.New(testkit.OpenDB(t, b)), notedb.New(testkit.OpenDB(t, b))}
+		results := make([]notedb.Reaped, len(stores))
+		errs := make([]error, len(stores))
+		var wg sync.WaitGroup
+		for i, s := range stores {
+			wg.Go(func() { results[i], errs[i] = s.Reap(context.Background(), 3, 0) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("reaper %d: %v", i, err)
+			}
+		}
+		if got := results[0].Images + results[1].Images; got != notes*perNote {
+			t.Errorf("the reapers deleted %d + %d images, want %d in all", results[0].Images, results[1].Images, notes*perNote)
+		}
+		if rows, blobs := storedImages(t, b); rows != 0 || blobs != 0 {
+			t.Errorf("%d rows and %d blobs left", rows, blobs)
+		}
+	})
+}
+
+func TestReaperCrashBetweenBatchesLosesNothing(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := start(t, b)
+		acc := f.NewAccount(t, "owner")
+		p, _ := f.publish(t, acc, nil, pngs(t, 5)...)
+		if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
+			t.Fatal(err)
+		}
+		store := notedb.New(testkit.OpenDB(t, b))
+		// A reaper killed after its first batch: what it did is whole, the rest untouched.
+		if r, err := store.Reap(context.Background(), 2, 1); err != nil || r.Images != 2 {
+			t.Fatalf("first batch = %+v, %v", r, err)
+		}
+		if rows, blobs := storedImages(t, b); rows != 3 || blobs != 3 {
+			t.Fatalf("after one batch: %d rows, %d blobs; want 3 and 3 (no blob without its row or row without its blob)", rows, blobs)
+		}
+		if r, err := store.Reap(context.Background(), 2, 0); err != nil || r.Images != 3 {
+			t.Fatalf("the next run = %+v, %v; want the remaining 3", r, err)
+		}
+		if r, err := store.Reap(context.Background(), 2, 0); err != nil || r.Images != 0 {
+			t.Errorf("an idle run = %+v, %v; want nothing", r, err)
+		}
+	})
+}
+
+func TestReapCommand(t *testing.T) {
+	b := testkit.SQLiteBackend(t)
+	f := start(t, b)
+	acc := f.NewAccount(t, "owner")
+	p, _ := f.publish(t, acc, nil, pngs(t, 2)...)
+	if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
+		t.Fatal(err)
+	}
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
+		code := images.ReaperProgram.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
+		return code, out.String(), errOut.String()
+	}
+	code, out, logs := run()
+	var summary map[string]int64
+	if err := json.Unmarshal([]byte(out), &summary); code != 0 || err != nil || summary["images"] != 2 || summary["bytes"] != 2*int64(len(pngBytes(t))) {
+		t.Fatalf("reaper: exit %d, printed %q (%v), logs %s", code, out, err, logs)
+	}
+	if !strings.Contains(logs, `"msg":"reaped"`) || !strings.Contains(logs, `"images":2`) {
+		t.Errorf("the reaper did not log its counts: %s", logs)
+	}
+	if code, out, _ := run("reap", "--batch", "5"); code != 0 || !strings.Contains(out, `"images":0`) {
+		t.Errorf("a second run: exit %d, %q", code, out)
+	}
+	for _, args := range [][]string{{"--batch", "0"}, {"--max-batches", "-1"}, {"--nope"}} {
+		if code, _, _ := run(args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
+func TestServingProcessReapsOnItsOwn(t *testing.T) {
+	clock := testkit.NewClock()
+	s := testkit.StartServer(t, testkit.SQLiteBackend(t), modules, testkit.WithClock(clock), testkit.WithEnv("SHARE_REAP_INTERVAL", "50ms"))
+	f := &fixture{Server: s, clock: clock}
+	acc := f.NewAccount(t, "owner")
+	p, _ := f.publish(t, acc, nil, pngs(t, 2)...)
+	if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(string(s.Admin(t, "/metrics").Body), "sharenote_reaper_images_deleted_total 2") {
+		if time.Now().After(deadline) {
+			t.Fatal("the in-process reaper did not delete the 2 released images")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+func ptr[T any](v T) *T { return &v }
