@@ -18,7 +18,8 @@ BINARIES := \
 	notes=./services/notes/cmd/notes \
 	publish=./services/publish/cmd/publish \
 	images=./services/images/cmd/images \
-	reaper=./services/images/cmd/reaper
+	reaper=./services/images/cmd/reaper \
+	og-renderer=./services/ogrenderer/cmd/og-renderer
 
 .PHONY: help run build test lint fmt tidy clean
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -205,14 +206,20 @@ func (c *Core) setContent(p *Publication, content string, props map[string]any, 
 	return nil
 }
 
-// checkSize enforces MaxNoteBytes on the stored note data.
+// checkSize enforces MaxNoteBytes on the stored note data, and refuses NUL characters,
+// which no text column of Postgres can hold (SQLite could, so both refuse them alike).
 func checkSize(p *Publication) error {
 	n := len(p.Content)
-	if p.Title != nil {
-		n += len(*p.Title)
+	if strings.ContainsRune(p.Content, 0) {
+		return fmt.Errorf("%w: content contains a NUL character", ErrInvalidText)
 	}
-	if p.Summary != nil {
-		n += len(*p.Summary)
+	for name, s := range map[string]*string{"title": p.Title, "summary": p.Summary} {
+		if s != nil {
+			n += len(*s)
+			if strings.ContainsRune(*s, 0) {
+				return fmt.Errorf("%w: %s contains a NUL character", ErrInvalidText, name)
+			}
+		}
 	}
 	if p.Properties != nil {
 		b, err := json.Marshal(p.Properties)

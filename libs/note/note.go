@@ -31,6 +31,7 @@ var (
 	ErrInvalidImage      = errors.New("invalid image")
 	ErrInvalidCursor     = errors.New("invalid cursor")
 	ErrInvalidExpiry     = errors.New("invalid expiry")
+	ErrInvalidText       = errors.New("invalid text")
 )
 
 // Status is a publication's state.

@@ -32,6 +32,8 @@ func Error(err error) error {
 		return errs.New(http.StatusBadRequest, errs.InvalidProperties, sentence(err))
 	case errors.Is(err, note.ErrInvalidImage):
 		return errs.New(http.StatusBadRequest, errs.InvalidImage, sentence(err))
+	case errors.Is(err, note.ErrInvalidText):
+		return errs.New(http.StatusBadRequest, errs.InvalidField, sentence(err))
 	case errors.Is(err, note.ErrInvalidExpiry):
 		return errs.New(http.StatusBadRequest, errs.InvalidField, "expires_at: "+sentence(err))
 	case errors.Is(err, note.ErrInvalidCursor):

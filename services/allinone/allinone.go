@@ -7,12 +7,13 @@ import (
 	"github.com/sharenote/sharenote/services/auth"
 	"github.com/sharenote/sharenote/services/images"
 	"github.com/sharenote/sharenote/services/notes"
+	"github.com/sharenote/sharenote/services/ogrenderer"
 	"github.com/sharenote/sharenote/services/publish"
 )
 
 // Program is the `sharenote` binary.
 var Program = app.Program{
 	Name:     "sharenote",
-	Modules:  []app.Module{auth.New, publish.New, notes.New, images.New},
+	Modules:  []app.Module{auth.New, publish.New, notes.New, images.New, ogrenderer.New},
 	Commands: []app.Command{auth.LicensesCommand, images.ReapCommand},
 }

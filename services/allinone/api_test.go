@@ -47,9 +47,6 @@ func TestEveryPathAnswers405ToOtherMethods(t *testing.T) {
 	s := start(t, testkit.SQLiteBackend(t))
 	methods := map[string][]string{}
 	for _, r := range routes.Table {
-		if r.ID == routes.OGImage {
-			continue // The og-renderer service lands with the public-face issue.
-		}
 		methods[r.Path] = append(methods[r.Path], r.Method)
 	}
 	for path, allowed := range methods {
@@ -195,5 +192,24 @@ func TestNotFoundOnEveryNoteRoute(t *testing.T) {
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + expiring + "/versions", Token: owner.Token}).Expect(t, 200, "")
 		s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + expiring, Token: owner.Token, JSON: map[string]any{"expires_at": nil}}).Expect(t, 200, "")
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + expiring}).Expect(t, 200, "")
+	})
+}
+
+func TestNULCharactersAreRefusedOnEveryBackend(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		s := start(t, b)
+		acc := s.NewAccount(t, "owner")
+		for _, body := range []map[string]any{
+			{"content": "a\u0000b"}, {"content": "x", "title": "t\u0000"}, {"content": "x", "summary": "\u0000"},
+		} {
+			s.Do(t, testkit.Request{Method: "POST", Path: "/api/publish", Token: acc.Token, JSON: body}).Expect(t, 400, "invalid_field")
+		}
+		var created struct{ CUID string }
+		s.Do(t, testkit.Request{Method: "POST", Path: "/api/publish", Token: acc.Token, JSON: map[string]any{"content": "fine"}}).
+			Expect(t, 200, "").Decode(t, &created)
+		s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + created.CUID, Token: acc.Token, JSON: map[string]any{"title": "\u0000"}}).
+			Expect(t, 400, "invalid_field")
+		s.Do(t, testkit.Request{Method: "POST", Path: "/api/publish", Token: acc.Token, Body: []byte("nul\x00here"), ContentType: "text/markdown"}).
+			Expect(t, 400, "invalid_field")
 	})
 }

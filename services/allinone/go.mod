@@ -11,6 +11,7 @@ require (
 	github.com/sharenote/sharenote/services/auth v0.0.0-00010101000000-000000000000
 	github.com/sharenote/sharenote/services/images v0.0.0-00010101000000-000000000000
 	github.com/sharenote/sharenote/services/notes v0.0.0-00010101000000-000000000000
+	github.com/sharenote/sharenote/services/ogrenderer v0.0.0-00010101000000-000000000000
 	github.com/sharenote/sharenote/services/publish v0.0.0-00010101000000-000000000000
 )
 
@@ -28,6 +29,7 @@ require (
 	github.com/cenkalti/backoff/v5 v5.0.3 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cloudwego/base64x v0.1.6 // indirect
+	github.com/disintegration/imaging v1.6.2 // indirect
 	github.com/dlclark/regexp2/v2 v2.2.1 // indirect
 	github.com/dustin/go-humanize v1.1.0 // indirect
 	github.com/gabriel-vasile/mimetype v1.4.13 // indirect
@@ -108,6 +110,7 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/arch v0.23.0 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
+	golang.org/x/image v0.47.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
@@ -132,3 +135,5 @@ replace github.com/sharenote/sharenote/services/notes => ../notes
 replace github.com/sharenote/sharenote/services/publish => ../publish
 
 replace github.com/sharenote/sharenote/services/images => ../images
+
+replace github.com/sharenote/sharenote/services/ogrenderer => ../ogrenderer

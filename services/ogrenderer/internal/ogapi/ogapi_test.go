@@ -1,0 +1,63 @@
+package ogapi_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/services/ogrenderer/internal/ogapi"
+)
+
+// notes serves one publication; the embedded interface panics on any other call, which
+// a preview never makes.
+type notes struct {
+	note.Storer
+	p note.Publication
+}
+
+func (n notes) Find(context.Context, string) (note.Publication, error) { return n.p, nil }
+
+type profiles struct{ account.SettingsStorer }
+
+func (profiles) Profile(context.Context, string) (string, account.Profile, error) {
+	s := account.DefaultSettings("Ada Lovelace")
+	return s.Name, account.Profile{Settings: s}, nil
+}
+
+// BenchmarkCachedRequest measures a preview request that the cache answers: the handler
+// with in-memory stores, without the network and database of a real server.
+func BenchmarkCachedRequest(b *testing.B) {
+	gin.SetMode(gin.ReleaseMode)
+	title := "Notes on running Postgres and Redis in a small Kubernetes cluster"
+	summary := "What I learned moving a side project from one VM to a three-node cluster."
+	p := note.Publication{CUID: "k3v9x2m0q8w1e7r4t6y5u2i0", AccountCUID: "a3v9x2m0q8w1e7r4t6y5u2i0",
+		Title: &title, Summary: &summary, UpdatedAt: time.Now()}
+	api, err := ogapi.New(note.NewCore(notes{p: p}, time.Now, "http://x", 0),
+		account.NewSettingsCore(profiles{}, 0), prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := gin.New()
+	r.GET("/api/og/:file", api.Image)
+	req := httptest.NewRequest(http.MethodGet, "/api/og/"+p.CUID+".png", nil)
+	first := httptest.NewRecorder()
+	r.ServeHTTP(first, req)
+	if first.Code != http.StatusOK {
+		b.Fatalf("status %d", first.Code)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		w := httptest.NewRecorder()
+		r.ServeHTTP(w, req)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d", w.Code)
+		}
+	}
+}
