@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/sharenote/sharenote/libs/cuid"
 )
@@ -206,19 +207,18 @@ func (c *Core) setContent(p *Publication, content string, props map[string]any, 
 	return nil
 }
 
-// checkSize enforces MaxNoteBytes on the stored note data, and refuses NUL characters,
-// which no text column of Postgres can hold (SQLite could, so both refuse them alike).
+// checkSize enforces MaxNoteBytes on the stored note data, and refuses text no text
+// column of Postgres can hold (invalid UTF-8, NUL), so that SQLite, which would store it,
+// behaves the same.
 func checkSize(p *Publication) error {
-	n := len(p.Content)
-	if strings.ContainsRune(p.Content, 0) {
-		return fmt.Errorf("%w: content contains a NUL character", ErrInvalidText)
-	}
-	for name, s := range map[string]*string{"title": p.Title, "summary": p.Summary} {
-		if s != nil {
-			n += len(*s)
-			if strings.ContainsRune(*s, 0) {
-				return fmt.Errorf("%w: %s contains a NUL character", ErrInvalidText, name)
-			}
+	n := 0
+	for name, s := range map[string]*string{"content": &p.Content, "title": p.Title, "summary": p.Summary} {
+		if s == nil {
+			continue
+		}
+		n += len(*s)
+		if !utf8.ValidString(*s) || strings.ContainsRune(*s, 0) {
+			return fmt.Errorf("%w: %s contains a NUL character or invalid UTF-8", ErrInvalidText, name)
 		}
 	}
 	if p.Properties != nil {

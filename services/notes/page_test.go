@@ -97,6 +97,27 @@ func TestPageRendersEveryFeature(t *testing.T) {
 				t.Errorf("If-None-Match gave %d, want 304", r.Status)
 			}
 		})
+		t.Run("a page is rendered once per change", func(t *testing.T) {
+			renders := func() string {
+				m := regexp.MustCompile(`(?m)^sharenote_page_renders_total (\d+)$`).FindStringSubmatch(string(f.Admin(t, "/metrics").Body))
+				return m[1]
+			}
+			before := renders()
+			pageOf(t, f, id)
+			pageOf(t, f, id)
+			if after := renders(); after != before {
+				t.Errorf("two more reads rendered again: %s → %s", before, after)
+			}
+			f.clock.Advance(time.Second)
+			f.patch(id, map[string]any{"summary": "Changed"}).Expect(t, 200, "")
+			if _, html := pageOf(t, f, id); !strings.Contains(html, "Changed") {
+				t.Error("the page did not change with its note")
+			}
+			f.Do(t, testkit.Request{Method: "PATCH", Path: "/api/user/settings", Token: f.acc.Token, JSON: map[string]any{"theme": "dark"}}).Expect(t, 200, "")
+			if _, html := pageOf(t, f, id); !strings.Contains(html, "color-scheme:dark") {
+				t.Error("the page did not change with its owner's settings")
+			}
+		})
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/authn"
@@ -19,11 +20,12 @@ import (
 type API struct {
 	notes    *note.Core
 	settings *account.SettingsCore
+	pages    *pageCache
 }
 
-// New returns the API.
-func New(notes *note.Core, settings *account.SettingsCore) *API {
-	return &API{notes: notes, settings: settings}
+// New returns the API; its page cache's counters register on reg.
+func New(notes *note.Core, settings *account.SettingsCore, reg prometheus.Registerer) *API {
+	return &API{notes: notes, settings: settings, pages: newPageCache(reg)}
 }
 
 // GetSettings answers GET /api/user/settings.

@@ -307,8 +307,11 @@ func minify(css string, _ *chroma.Style) string {
 		}
 		out.WriteString(line)
 	}
-	return out.String()
+	return compact.Replace(out.String())
 }
+
+// compact removes the spaces chroma writes around CSS punctuation.
+var compact = strings.NewReplacer(" { ", "{", "{ ", "{", " }", "}", "; ", ";", ": ", ":", ";}", "}")
 
 var (
 	lightCode = codeCSS("github")

@@ -15,9 +15,9 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/errs"
+	"github.com/sharenote/sharenote/libs/lru"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
-	"github.com/sharenote/sharenote/services/ogrenderer/internal/lru"
 	"github.com/sharenote/sharenote/services/ogrenderer/internal/ogcard"
 )
 
@@ -38,7 +38,7 @@ type API struct {
 	notes    *note.Core
 	settings *account.SettingsCore
 	renderer *ogcard.Renderer
-	cache    *lru.Cache
+	cache    *lru.Cache[[]byte]
 	flight   singleflight.Group
 	renders  prometheus.Counter
 	hits     prometheus.Counter
@@ -50,7 +50,7 @@ func New(notes *note.Core, settings *account.SettingsCore, reg prometheus.Regist
 	if err != nil {
 		return nil, err
 	}
-	a := &API{notes: notes, settings: settings, renderer: r, cache: lru.New(cacheEntries, cacheBytes),
+	a := &API{notes: notes, settings: settings, renderer: r, cache: lru.New[[]byte](cacheEntries, cacheBytes, lru.Bytes),
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_og_renders_total",
 			Help: "PNG previews drawn; cache hits are not counted.",

@@ -5,11 +5,11 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/sharenote/sharenote/services/ogrenderer/internal/lru"
+	"github.com/sharenote/sharenote/libs/lru"
 )
 
 func TestLeastRecentlyUsedEntryIsEvictedPastTheEntryBound(t *testing.T) {
-	c := lru.New(2, 1<<20)
+	c := lru.New[[]byte](2, 1<<20, lru.Bytes)
 	c.Add("a", []byte("1"))
 	c.Add("b", []byte("2"))
 	if _, ok := c.Get("a"); !ok { // a is now more recent than b.
@@ -30,12 +30,12 @@ func TestLeastRecentlyUsedEntryIsEvictedPastTheEntryBound(t *testing.T) {
 }
 
 func TestEntriesAreEvictedPastTheByteBound(t *testing.T) {
-	c := lru.New(100, 10)
+	c := lru.New[[]byte](100, 10, lru.Bytes)
 	c.Add("a", make([]byte, 4))
 	c.Add("b", make([]byte, 4))
 	c.Add("c", make([]byte, 4))
-	if _, ok := c.Get("a"); ok || c.Len() != 2 || c.Bytes() != 8 {
-		t.Errorf("a kept = %v, Len = %d, Bytes = %d; want a evicted, 2 entries, 8 bytes", ok, c.Len(), c.Bytes())
+	if _, ok := c.Get("a"); ok || c.Len() != 2 || c.Size() != 8 {
+		t.Errorf("a kept = %v, Len = %d, Bytes = %d; want a evicted, 2 entries, 8 bytes", ok, c.Len(), c.Size())
 	}
 	c.Add("huge", make([]byte, 11))
 	if _, ok := c.Get("huge"); ok || c.Len() != 2 {
@@ -44,16 +44,16 @@ func TestEntriesAreEvictedPastTheByteBound(t *testing.T) {
 }
 
 func TestAddingAnExistingKeyReplacesItsValue(t *testing.T) {
-	c := lru.New(10, 100)
+	c := lru.New[[]byte](10, 100, lru.Bytes)
 	c.Add("a", []byte("old"))
 	c.Add("a", []byte("newer"))
-	if v, _ := c.Get("a"); string(v) != "newer" || c.Len() != 1 || c.Bytes() != 5 {
-		t.Errorf("value %q, Len %d, Bytes %d", v, c.Len(), c.Bytes())
+	if v, _ := c.Get("a"); string(v) != "newer" || c.Len() != 1 || c.Size() != 5 {
+		t.Errorf("value %q, Len %d, Bytes %d", v, c.Len(), c.Size())
 	}
 }
 
 func TestConcurrentUseKeepsTheBounds(t *testing.T) {
-	c := lru.New(16, 1000)
+	c := lru.New[[]byte](16, 1000, lru.Bytes)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -66,7 +66,7 @@ func TestConcurrentUseKeepsTheBounds(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if c.Len() > 16 || c.Bytes() > 1000 {
-		t.Errorf("Len %d, Bytes %d past the bounds", c.Len(), c.Bytes())
+	if c.Len() > 16 || c.Size() > 1000 {
+		t.Errorf("Len %d, Bytes %d past the bounds", c.Len(), c.Size())
 	}
 }
