@@ -21,7 +21,7 @@ BINARIES := \
 	reaper=./services/images/cmd/reaper \
 	og-renderer=./services/ogrenderer/cmd/og-renderer
 
-.PHONY: help run build test lint fmt tidy clean
+.PHONY: help run build test bench lint fmt tidy clean
 
 help: ## Show the targets.
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,11 @@ test: ## Run every test of every module against real Postgres and Redis.
 	@for m in $(MODULES); do \
 		echo "== $$m"; \
 		(cd $$m && go test -count=1 ./...); \
+	done
+
+bench: ## Run the benchmarks (page and OG render of a typical note, parsers, limiter).
+	@for m in $(MODULES); do \
+		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime 100x ./... | grep -E '^(Benchmark|ok|FAIL|---)'); \
 	done
 
 lint: $(STATICCHECK) ## gofmt, go vet and staticcheck on every module.
