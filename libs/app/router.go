@@ -50,12 +50,20 @@ func newRouter(d Deps, lim ratelimit.Limiter, process string, services []Service
 	for _, s := range services {
 		for _, r := range routes.ForService(s.Name) {
 			if h, ok := s.Handlers[r.ID]; ok {
-				e.Handle(r.Method, r.Path, append(chain(r, lim, auth), h)...)
+				handlers := append(chain(r, lim, auth), h)
+				e.Handle(r.Method, r.Path, handlers...)
 				mounted = append(mounted, r)
+				if r.Method == http.MethodGet {
+					// HEAD is GET without the body (net/http drops it), as HTTP requires.
+					e.Handle(http.MethodHead, r.Path, handlers...)
+					head := r
+					head.Method = http.MethodHead
+					mounted = append(mounted, head)
+				}
 			}
 		}
 		for id := range s.Handlers {
-			if !slices.ContainsFunc(mounted, func(r routes.Route) bool { return r.ID == id }) {
+			if !slices.ContainsFunc(mounted, func(r routes.Route) bool { return r.ID == id && r.Service == s.Name }) {
 				return nil, fmt.Errorf("service %s has a handler for %q, a route it does not own", s.Name, id)
 			}
 		}

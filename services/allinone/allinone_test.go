@@ -159,7 +159,7 @@ func TestRoutingErrors(t *testing.T) {
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/nothing-here"}).Expect(t, http.StatusNotFound, "not_found")
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/user/settings/"}).Expect(t, http.StatusNotFound, "not_found")
 		cases := []struct{ method, path, allow string }{
-			{"DELETE", "/api/user/settings", "GET, PATCH, PUT"},
+			{"DELETE", "/api/user/settings", "GET, HEAD, PATCH, PUT"},
 			{"GET", "/api/auth/publish", "POST"},
 			{"PUT", "/api/auth/publish", "POST"},
 		}

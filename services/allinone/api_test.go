@@ -48,6 +48,9 @@ func TestEveryPathAnswers405ToOtherMethods(t *testing.T) {
 	methods := map[string][]string{}
 	for _, r := range routes.Table {
 		methods[r.Path] = append(methods[r.Path], r.Method)
+		if r.Method == "GET" {
+			methods[r.Path] = append(methods[r.Path], "HEAD")
+		}
 	}
 	for path, allowed := range methods {
 		slices.Sort(allowed)
@@ -193,6 +196,24 @@ func TestNotFoundOnEveryNoteRoute(t *testing.T) {
 		s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + expiring, Token: owner.Token, JSON: map[string]any{"expires_at": nil}}).Expect(t, 200, "")
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + expiring}).Expect(t, 200, "")
 	})
+}
+
+func TestHEADAnswersLikeGETWithoutABody(t *testing.T) {
+	s := start(t, testkit.SQLiteBackend(t))
+	acc := s.NewAccount(t, "owner")
+	id, urls := publishWithImages(t, s, acc.Token, map[string]string{"content": "[[one.png]] [[two.gif]]"})
+	for _, path := range []string{"/api/notes/" + id, "/s/" + id, urls[0], "/api/og/" + id + ".png", "/api/openapi.json"} {
+		get := s.Do(t, testkit.Request{Method: "GET", Path: path}).Expect(t, 200, "")
+		head := s.Do(t, testkit.Request{Method: "HEAD", Path: path})
+		if head.Status != 200 || len(head.Body) != 0 || head.Header.Get("Content-Type") != get.Header.Get("Content-Type") ||
+			head.Header.Get("ETag") != get.Header.Get("ETag") {
+			t.Errorf("HEAD %s: %d, %d body bytes, %v; want GET's headers without a body", path, head.Status, len(head.Body), head.Header)
+		}
+	}
+	head := s.Do(t, testkit.Request{Method: "HEAD", Path: "/api/user/settings", Token: acc.Token})
+	if head.Status != 200 || len(head.Body) != 0 {
+		t.Errorf("HEAD on a bearer GET: %d", head.Status)
+	}
 }
 
 func TestNULCharactersAreRefusedOnEveryBackend(t *testing.T) {

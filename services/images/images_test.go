@@ -285,15 +285,15 @@ func TestUnavailableImagesAreNotFound(t *testing.T) {
 	})
 }
 
-func TestImageRouteAllowsOnlyGET(t *testing.T) {
+func TestImageRouteAllowsOnlyGETAndHEAD(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "owner")
 		_, paths := f.publish(t, acc, nil, note.Image{Filename: "a.png", MediaType: "image/png", Data: pngBytes(t)})
 		for _, method := range []string{"POST", "PUT", "DELETE"} {
 			resp := f.Do(t, testkit.Request{Method: method, Path: paths[0]}).Expect(t, http.StatusMethodNotAllowed, "method_not_allowed")
-			if allow := resp.Header.Get("Allow"); allow != "GET" {
-				t.Errorf("%s: Allow = %q, want GET", method, allow)
+			if allow := resp.Header.Get("Allow"); allow != "GET, HEAD" {
+				t.Errorf("%s: Allow = %q, want GET, HEAD", method, allow)
 			}
 		}
 	})
