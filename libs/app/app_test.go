@@ -136,3 +136,32 @@ func TestShutdownTurnsReadinessOffAndDrains(t *testing.T) {
 		t.Error("the public listener still accepts connections")
 	}
 }
+
+func TestMigrateCommandPreparesAnEmptyDatabase(t *testing.T) {
+	for name, url := range map[string]string{
+		"postgres": testkit.NewEmptyPostgresDB(t),
+		"sqlite":   "sqlite:" + t.TempDir() + "/fresh.db",
+	} {
+		t.Run(name, func(t *testing.T) {
+			env := map[string]string{"SHARE_DATABASE_URL": url}
+			var out, errOut strings.Builder
+			run := func(args ...string) int {
+				out.Reset()
+				errOut.Reset()
+				return app.Program{Name: "sharenote"}.Main(context.Background(),
+					app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
+			}
+			if code := run("migrate"); code != 0 || !strings.Contains(out.String(), `"migrated"`) {
+				t.Fatalf("migrate: exit %d, %q %q", code, out.String(), errOut.String())
+			}
+			if code := run("migrate"); code != 0 {
+				t.Fatalf("a second migrate: exit %d, %q", code, errOut.String())
+			}
+			b := testkit.Backend{Name: name, DatabaseURL: url}
+			s := testkit.StartServer(t, b, []app.Module{panicking})
+			if r := s.Admin(t, "/readyz"); r.Status != http.StatusOK {
+				t.Errorf("a server on the migrated database is not ready: %d", r.Status)
+			}
+		})
+	}
+}

@@ -66,6 +66,15 @@ func SQLiteBackend(t *testing.T) Backend {
 // NewPostgresDB creates an empty, migrated database and drops it when the test ends.
 func NewPostgresDB(t *testing.T) string {
 	t.Helper()
+	u := NewEmptyPostgresDB(t)
+	migrate(t, u)
+	return u
+}
+
+// NewEmptyPostgresDB creates a database without any schema and drops it when the test
+// ends.
+func NewEmptyPostgresDB(t *testing.T) string {
+	t.Helper()
 	server, err := postgresServer()
 	if err != nil {
 		t.Fatal(err)
@@ -84,9 +93,7 @@ func NewPostgresDB(t *testing.T) string {
 			t.Errorf("drop test database: %v", err)
 		}
 	})
-	u := withDatabase(server, name)
-	migrate(t, u)
-	return u
+	return withDatabase(server, name)
 }
 
 func migrate(t *testing.T, u string) {
