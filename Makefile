@@ -37,10 +37,11 @@ build: ## Build every binary into bin/.
 	done
 
 test: ## Run every test of every module against real Postgres and Redis.
-	@for m in $(MODULES); do \
+	@failed=""; for m in $(MODULES); do \
 		echo "== $$m"; \
-		(cd $$m && go test -count=1 ./...); \
-	done
+		(cd $$m && go test -count=1 ./...) || failed="$$failed $$m"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 
 bench: ## Run the benchmarks (page and OG render of a typical note, parsers, limiter).
 	@for m in $(MODULES); do \

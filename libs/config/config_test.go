@@ -40,6 +40,7 @@ func TestLoadDefaults(t *testing.T) {
 		TrustedProxies:  nil,
 		LogLevel:        slog.LevelInfo,
 		ShutdownTimeout: 20 * time.Second,
+		ReapInterval:    10 * time.Minute, // The embedded default has no CronJob.
 		ImageQuotaBytes: 1_000_000_000,
 	}
 	if got := load(t, nil); !reflect.DeepEqual(got, want) {
@@ -122,6 +123,12 @@ func TestLoadSettings(t *testing.T) {
 		{"the image quota can be lowered",
 			map[string]string{"SHARE_IMAGE_QUOTA_BYTES": "5000000"},
 			func(c config.Config) (any, any) { return c.ImageQuotaBytes, int64(5_000_000) }},
+		{"Postgres leaves reaping to the CronJob",
+			map[string]string{"SHARE_DATABASE_URL": "postgres://db/sharenote"},
+			func(c config.Config) (any, any) { return c.ReapInterval, time.Duration(0) }},
+		{"the reap interval can be set",
+			map[string]string{"SHARE_DATABASE_URL": "postgres://db/sharenote", "SHARE_REAP_INTERVAL": "1h"},
+			func(c config.Config) (any, any) { return c.ReapInterval, time.Hour }},
 		{"the redis key prefix can be changed",
 			map[string]string{"SHARE_REDIS_KEY_PREFIX": "staging:"},
 			func(c config.Config) (any, any) { return c.RedisKeyPrefix, "staging:" }},
@@ -174,6 +181,8 @@ func TestLoadRejectsInvalidValues(t *testing.T) {
 		{"a negative shutdown timeout is rejected", "SHARE_SHUTDOWN_TIMEOUT", "-5s"},
 		{"an image quota that is not a number is rejected", "SHARE_IMAGE_QUOTA_BYTES", "1GB"},
 		{"a negative image quota is rejected", "SHARE_IMAGE_QUOTA_BYTES", "-1"},
+		{"a reap interval that is not a duration is rejected", "SHARE_REAP_INTERVAL", "hourly"},
+		{"a negative reap interval is rejected", "SHARE_REAP_INTERVAL", "-1m"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
