@@ -3,13 +3,7 @@ package images_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"image"
-	"image/color"
-	"image/gif"
-	"image/jpeg"
-	"image/png"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -111,10 +105,10 @@ func TestImageIsServedAsUploaded(t *testing.T) {
 			name, filename, mediaType string
 			data                      []byte
 		}{
-			{"a PNG is served as image/png", "a.png", "image/png", pngBytes(t)},
-			{"a JPEG is served as image/jpeg", "b.jpg", "image/jpeg", jpegBytes(t)},
-			{"a GIF is served as image/gif", "d.gif", "image/gif", gifBytes(t)},
-			{"a WebP is served as image/webp", "e.webp", "image/webp", webpBytes()},
+			{"a PNG is served as image/png", "a.png", "image/png", testkit.PNG(t)},
+			{"a JPEG is served as image/jpeg", "b.jpg", "image/jpeg", testkit.JPEG(t)},
+			{"a GIF is served as image/gif", "d.gif", "image/gif", testkit.GIF(t)},
+			{"a WebP is served as image/webp", "e.webp", "image/webp", testkit.WebP()},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -169,7 +163,7 @@ func TestEscapedFilenamesAreReadableAtTheirURL(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(c.filename, func(t *testing.T) {
-				data := pngBytes(t)
+				data := testkit.PNG(t)
 				p, paths := f.publish(t, acc, nil, note.Image{Filename: c.filename, MediaType: "image/png", Data: data})
 				if want := "/api/images/" + acc.UserCUID + "/" + p.CUID + "/" + c.escaped; paths[0] != want {
 					t.Errorf("URL path = %s, want %s", paths[0], want)
@@ -187,7 +181,7 @@ func TestImageCacheAgeIsBoundedByExpiry(t *testing.T) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "owner")
 		expires := f.clock.Now().Add(30 * time.Second)
-		_, paths := f.publish(t, acc, &expires, note.Image{Filename: "a.png", MediaType: "image/png", Data: pngBytes(t)})
+		_, paths := f.publish(t, acc, &expires, note.Image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
 
 		resp := f.get(t, paths[0], nil).Expect(t, http.StatusOK, "")
 		if age := cacheAge(t, resp); age > 30 {
@@ -209,7 +203,7 @@ func TestIndexableOwnerDropsNoindex(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "owner")
-		_, paths := f.publish(t, acc, nil, note.Image{Filename: "a.png", MediaType: "image/png", Data: pngBytes(t)})
+		_, paths := f.publish(t, acc, nil, note.Image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
 		if _, err := f.App.Deps().Settings.Change(context.Background(), acc.UserCUID,
 			map[string]json.RawMessage{"indexable": json.RawMessage("true")}, false); err != nil {
 			t.Fatal(err)
@@ -225,7 +219,7 @@ func TestUnavailableImagesAreNotFound(t *testing.T) {
 		f := start(t, b)
 		owner, other := f.NewAccount(t, "owner"), f.NewAccount(t, "other")
 		ctx := context.Background()
-		png := note.Image{Filename: "a.png", MediaType: "image/png", Data: pngBytes(t)}
+		png := note.Image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)}
 		active, _ := f.publish(t, owner, nil, png)
 		plain, _ := f.publish(t, owner, nil)
 		others, _ := f.publish(t, other, nil, png)
@@ -289,7 +283,7 @@ func TestImageRouteAllowsOnlyGETAndHEAD(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "owner")
-		_, paths := f.publish(t, acc, nil, note.Image{Filename: "a.png", MediaType: "image/png", Data: pngBytes(t)})
+		_, paths := f.publish(t, acc, nil, note.Image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
 		for _, method := range []string{"POST", "PUT", "DELETE"} {
 			resp := f.Do(t, testkit.Request{Method: method, Path: paths[0]}).Expect(t, http.StatusMethodNotAllowed, "method_not_allowed")
 			if allow := resp.Header.Get("Allow"); allow != "GET, HEAD" {
@@ -304,7 +298,7 @@ func TestImageBytesCountUntilUnpublish(t *testing.T) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "owner")
 		ctx := context.Background()
-		a1, a2, kept := pngOfSize(t, 1_000), jpegBytes(t), gifBytes(t)
+		a1, a2, kept := testkit.PNGOfSize(t, 1_000), testkit.JPEG(t), testkit.GIF(t)
 		soon := f.clock.Now().Add(time.Hour)
 		expiring, expiringPaths := f.publish(t, acc, &soon,
 			note.Image{Filename: "a1.png", MediaType: "image/png", Data: a1},
@@ -336,54 +330,4 @@ func TestImageBytesCountUntilUnpublish(t *testing.T) {
 		expect(t, 0, "right after unpublishing the active note")
 		f.get(t, lastingPaths[0], nil).Expect(t, http.StatusNotFound, "not_found")
 	})
-}
-
-func picture() image.Image {
-	img := image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.White, color.Black})
-	img.SetColorIndex(1, 2, 1)
-	return img
-}
-
-func pngBytes(t testing.TB) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, picture()); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func jpegBytes(t testing.TB) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, picture(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func gifBytes(t testing.TB) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := gif.Encode(&buf, picture(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// webpBytes is a minimal WebP: the RIFF container header, "WEBP", a VP8 chunk header and
-// a few payload bytes, enough for the signature check.
-func webpBytes() []byte {
-	payload := []byte("VP8 \x04\x00\x00\x00\x00\x00\x00\x00")
-	b := []byte("RIFF")
-	b = binary.LittleEndian.AppendUint32(b, uint32(4+len(payload)))
-	b = append(b, "WEBP"...)
-	return append(b, payload...)
-}
-
-// pngOfSize is a valid PNG padded to exactly n bytes (decoders stop at the IEND chunk).
-func pngOfSize(t testing.TB, n int) []byte {
-	t.Helper()
-	b := pngBytes(t)
-	return append(b, make([]byte, n-len(b))...)
 }

@@ -33,7 +33,7 @@ func storedImages(t *testing.T, b testkit.Backend) (rows, blobs int64) {
 func pngs(t *testing.T, n int) []note.Image {
 	imgs := make([]note.Image, n)
 	for i := range imgs {
-		imgs[i] = note.Image{Filename: fmt.Sprintf("i%d.png", i), MediaType: "image/png", Data: pngBytes(t)}
+		imgs[i] = note.Image{Filename: fmt.Sprintf("i%d.png", i), MediaType: "image/png", Data: testkit.PNG(t)}
 	}
 	return imgs
 }
@@ -45,7 +45,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 		gone, gonePaths := f.publish(t, acc, nil, pngs(t, 3)...)
 		expiring, expPaths := f.publish(t, acc, ptr(f.clock.Now().Add(time.Minute).Truncate(time.Millisecond)), pngs(t, 2)...)
 		_, livePaths := f.publish(t, acc, nil, pngs(t, 1)...)
-		size := int64(len(pngBytes(t)))
+		size := int64(len(testkit.PNG(t)))
 		if used := f.usage(t, acc); used != 6*size {
 			t.Fatalf("usage %d, want %d", used, 6*size)
 		}
@@ -159,7 +159,7 @@ func TestReapCommand(t *testing.T) {
 	}
 	code, out, logs := run()
 	var summary map[string]int64
-	if err := json.Unmarshal([]byte(out), &summary); code != 0 || err != nil || summary["images"] != 2 || summary["bytes"] != 2*int64(len(pngBytes(t))) {
+	if err := json.Unmarshal([]byte(out), &summary); code != 0 || err != nil || summary["images"] != 2 || summary["bytes"] != 2*int64(len(testkit.PNG(t))) {
 		t.Fatalf("reaper: exit %d, printed %q (%v), logs %s", code, out, err, logs)
 	}
 	if !strings.Contains(logs, `"msg":"reaped"`) || !strings.Contains(logs, `"images":2`) {

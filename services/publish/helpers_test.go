@@ -3,13 +3,7 @@ package publish_test
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"image"
-	"image/color"
-	"image/gif"
-	"image/jpeg"
-	"image/png"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -224,58 +218,4 @@ func multipartBody(t testing.TB, parts ...part) ([]byte, string) {
 		t.Fatal(err)
 	}
 	return buf.Bytes(), w.FormDataContentType()
-}
-
-func picture() image.Image {
-	img := image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.White, color.Black})
-	img.SetColorIndex(1, 2, 1)
-	return img
-}
-
-func pngBytes(t testing.TB) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, picture()); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func jpegBytes(t testing.TB) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := jpeg.Encode(&buf, picture(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-func gifBytes(t testing.TB) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	if err := gif.Encode(&buf, picture(), nil); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
-// webpBytes is a minimal WebP: the RIFF container header, "WEBP", a VP8 chunk header and
-// a few payload bytes, enough for the signature check.
-func webpBytes() []byte {
-	payload := []byte("VP8 \x04\x00\x00\x00\x00\x00\x00\x00")
-	b := []byte("RIFF")
-	b = binary.LittleEndian.AppendUint32(b, uint32(4+len(payload)))
-	b = append(b, "WEBP"...)
-	return append(b, payload...)
-}
-
-// pngOfSize is a valid PNG padded to exactly n bytes: decoders stop at the IEND chunk, so
-// trailing bytes leave it a valid image, and the size can be chosen to the byte.
-func pngOfSize(t testing.TB, n int) []byte {
-	t.Helper()
-	b := pngBytes(t)
-	if n < len(b) {
-		t.Fatalf("a PNG needs at least %d bytes", len(b))
-	}
-	return append(b, make([]byte, n-len(b))...)
 }

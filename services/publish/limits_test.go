@@ -33,7 +33,7 @@ func TestPublishTooLarge(t *testing.T) {
 		underLimitImages := func(n int) []part {
 			parts := []part{field("content", "x")}
 			for i := range n {
-				parts = append(parts, file(fmt.Sprintf("i%d.png", i), "image/png", pngOfSize(t, 5_000_000)))
+				parts = append(parts, file(fmt.Sprintf("i%d.png", i), "image/png", testkit.PNGOfSize(t, 5_000_000)))
 			}
 			return parts
 		}
@@ -63,7 +63,7 @@ func TestPublishTooLarge(t *testing.T) {
 			{"a streamed multipart body over 25,000,000 bytes of images each under 5 MiB", streamed(underLimitImages(6)...), "payload_too_large"},
 			{"a multipart text field over 2,000,000 bytes", mp(field("content", strings.Repeat("a", jsonLimit+1))), "payload_too_large"},
 
-			{"an image over 5 MiB", withImage(file("big.png", "image/png", pngOfSize(t, imageLimit+1))), "image_too_large"},
+			{"an image over 5 MiB", withImage(file("big.png", "image/png", testkit.PNGOfSize(t, imageLimit+1))), "image_too_large"},
 
 			{"stored Markdown over 1,900,000 bytes", md(strings.Repeat("a", 1_950_000), nil), "note_too_large"},
 			{"stored JSON content over 1,900,000 bytes", js(jsonBody(strings.Repeat("a", 1_950_000))), "note_too_large"},
@@ -100,7 +100,7 @@ func TestLimitsAreInclusive(t *testing.T) {
 		})
 		t.Run("an image of exactly 5 MiB", func(t *testing.T) {
 			before := f.usage(t, acc)
-			f.published(t, f.multipart(t, acc.Token, field("content", "[[max.png]]"), file("max.png", "image/png", pngOfSize(t, imageLimit))))
+			f.published(t, f.multipart(t, acc.Token, field("content", "[[max.png]]"), file("max.png", "image/png", testkit.PNGOfSize(t, imageLimit))))
 			if got := f.usage(t, acc) - before; got != imageLimit {
 				t.Errorf("usage grew by %d, want %d", got, imageLimit)
 			}
@@ -115,7 +115,7 @@ func TestImageQuota(t *testing.T) {
 		upload := func(sizes ...int) *testkit.Response {
 			parts := []part{field("content", "images")}
 			for i, n := range sizes {
-				parts = append(parts, file(fmt.Sprintf("i%d.png", i), "image/png", pngOfSize(t, n)))
+				parts = append(parts, file(fmt.Sprintf("i%d.png", i), "image/png", testkit.PNGOfSize(t, n)))
 			}
 			return f.multipart(t, acc.Token, parts...)
 		}
@@ -155,12 +155,12 @@ func TestImageQuota(t *testing.T) {
 			unchanged(t, 3, 3, 1000)
 		})
 		t.Run("a full quota refuses the smallest image", func(t *testing.T) {
-			upload(len(pngBytes(t))).Expect(t, http.StatusRequestEntityTooLarge, "storage_quota_exceeded")
+			upload(len(testkit.PNG(t))).Expect(t, http.StatusRequestEntityTooLarge, "storage_quota_exceeded")
 			unchanged(t, 3, 3, 1000)
 		})
 		t.Run("the quota is per account", func(t *testing.T) {
 			other := f.NewAccount(t, "other")
-			f.published(t, f.multipart(t, other.Token, field("content", "x"), file("a.png", "image/png", pngOfSize(t, 1000))))
+			f.published(t, f.multipart(t, other.Token, field("content", "x"), file("a.png", "image/png", testkit.PNGOfSize(t, 1000))))
 			if n := f.usage(t, other); n != 1000 {
 				t.Errorf("other account's usage = %d, want 1000", n)
 			}
@@ -173,7 +173,7 @@ func TestParallelPublishesNeverExceedTheQuota(t *testing.T) {
 		const quota, size, uploads = 10_000, 1_000, 20
 		f := start(t, b, testkit.WithEnv("SHARE_IMAGE_QUOTA_BYTES", strconv.Itoa(quota)))
 		acc := f.NewAccount(t, "writer")
-		body, contentType := multipartBody(t, field("content", "![[a.png]]"), file("a.png", "image/png", pngOfSize(t, size)))
+		body, contentType := multipartBody(t, field("content", "![[a.png]]"), file("a.png", "image/png", testkit.PNGOfSize(t, size)))
 
 		statuses := make([]*testkit.Response, uploads)
 		var wg sync.WaitGroup

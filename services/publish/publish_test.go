@@ -184,7 +184,7 @@ func TestMultipartPublishWithImages(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "writer")
-		pngData, jpegData, spaced := pngBytes(t), jpegBytes(t), pngOfSize(t, 300)
+		pngData, jpegData, spaced := testkit.PNG(t), testkit.JPEG(t), testkit.PNGOfSize(t, 300)
 		expiry := f.clock.Now().Add(24 * time.Hour).Truncate(time.Second)
 		content := "---\ntitle: From frontmatter\ntags: [x]\n---\n" +
 			"Plain [[a.png]], embedded ![[b.jpg]], missing [[c.png]] and ![[d.gif]], spaced ![[my photo.png]]."
@@ -271,13 +271,13 @@ func TestMultipartFields(t *testing.T) {
 				}
 			}},
 			{"GIF and WebP images are accepted", []part{field("content", "![[g.gif]] ![[w.webp]]"),
-				file("g.gif", "image/gif", gifBytes(t)), file("w.webp", "image/webp", webpBytes())}, func(t *testing.T, p note.Publication) {
+				file("g.gif", "image/gif", testkit.GIF(t)), file("w.webp", "image/webp", testkit.WebP())}, func(t *testing.T, p note.Publication) {
 				if strings.Contains(p.Content, "[[") {
 					t.Errorf("content = %q, want both references replaced", p.Content)
 				}
 			}},
 			{"extensions are case-insensitive and image/jpg is taken for JPEG", []part{field("content", "[[A.PNG]] [[b.JPEG]]"),
-				file("A.PNG", "image/png", pngBytes(t)), file("b.JPEG", "image/jpg", jpegBytes(t))}, func(t *testing.T, p note.Publication) {
+				file("A.PNG", "image/png", testkit.PNG(t)), file("b.JPEG", "image/jpg", testkit.JPEG(t))}, func(t *testing.T, p note.Publication) {
 				if strings.Contains(p.Content, "[[") {
 					t.Errorf("content = %q, want both references replaced", p.Content)
 				}
@@ -327,7 +327,7 @@ func withImage(img part) send {
 func TestPublishRejectsBadRequests(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := start(t, b)
-		png, jpg := pngBytes(t), jpegBytes(t)
+		png, jpg := testkit.PNG(t), testkit.JPEG(t)
 		past := f.clock.Now().Add(-time.Minute).Format(time.RFC3339)
 		yesterday := f.clock.Now().AddDate(0, 0, -1).Format("2006-01-02")
 		broken := func(body string) send { return raw("multipart/form-data; boundary=b0undary", body) }
