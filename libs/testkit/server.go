@@ -65,7 +65,7 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 		"SHARE_DATABASE_URL":     b.DatabaseURL,
 		"SHARE_REDIS_URL":        b.RedisURL,
 		"SHARE_REDIS_KEY_PREFIX": b.RedisPrefix,
-		"SHARE_SHUTDOWN_TIMEOUT": "5s",
+		"SHARE_SHUTDOWN_TIMEOUT": "10s",
 	}
 	for k, v := range o.env {
 		env[k] = v
@@ -84,6 +84,9 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 	done := make(chan error, 1)
 	go func() { done <- s.App.Serve(ctx, public, admin) }()
 	t.Cleanup(func() {
+		// A connection the client dialled but never used is "new" to the server, and
+		// Shutdown waits up to 5 s before it counts as idle: close such connections first.
+		client.CloseIdleConnections()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("serve: %v", err)
