@@ -49,7 +49,7 @@ bench: ## Run the benchmarks (page and OG render of a typical note, parsers, lim
 	done
 
 lint: $(STATICCHECK) ## gofmt, go vet and staticcheck on every module.
-	@out=$$(gofmt -l libs services); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l libs services charts); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && go vet ./... && $(STATICCHECK) ./...); done
 
 $(STATICCHECK):
@@ -58,7 +58,7 @@ $(STATICCHECK):
 	mv $(TOOLS)/staticcheck $@
 
 fmt: ## Format the Go code.
-	gofmt -w libs services
+	gofmt -w libs services charts
 
 tidy: ## go mod tidy in every module.
 	@for m in $(MODULES); do (cd $$m && go mod tidy); done

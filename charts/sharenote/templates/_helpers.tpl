@@ -1,0 +1,213 @@
+{{/*
+The chart's name, overridable so that two charts' objects never collide.
+*/}}
+{{- define "sharenote.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/*
+The prefix of every object's name: the release name, unless it already contains the
+chart's name. Kept short so that "<fullname>-og-renderer" stays within 63 characters.
+*/}}
+{{- define "sharenote.fullname" -}}
+{{- if .Values.fullnameOverride -}}
+{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- $name := default .Chart.Name .Values.nameOverride -}}
+{{- if contains $name .Release.Name -}}
+{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- else -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+Labels that select one component's pods. Call with (dict "root" $ "component" NAME).
+*/}}
+{{- define "sharenote.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "sharenote.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end -}}
+
+{{/*
+Labels that select every pod of the release (the NetworkPolicies' subject).
+*/}}
+{{- define "sharenote.releaseSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "sharenote.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end -}}
+
+{{/*
+The Kubernetes recommended labels of every object. Call with (dict "root" $ "component" NAME);
+component may be empty for release-wide objects.
+*/}}
+{{- define "sharenote.labels" -}}
+app.kubernetes.io/name: {{ include "sharenote.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- with .component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+app.kubernetes.io/part-of: sharenote
+app.kubernetes.io/version: {{ include "sharenote.tag" .root | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end -}}
+
+{{- define "sharenote.tag" -}}
+{{- default .Chart.AppVersion .Values.image.tag -}}
+{{- end -}}
+
+{{/*
+An image reference, <registry>/sharenote-<name>:<tag>. Call with (dict "root" $ "name" NAME),
+NAME being a service, "sharenote" (all-in-one and migration) or "reaper".
+*/}}
+{{- define "sharenote.image" -}}
+{{- $repo := printf "sharenote-%s" .name -}}
+{{- with .root.Values.image.registry -}}
+{{- $repo = printf "%s/%s" (trimSuffix "/" .) $repo -}}
+{{- end -}}
+{{- printf "%s:%s" $repo (include "sharenote.tag" .root) -}}
+{{- end -}}
+
+{{/*
+SHARE_PUBLIC_URL: publicURL, or derived from the Ingress host.
+*/}}
+{{- define "sharenote.publicURL" -}}
+{{- if .Values.publicURL -}}
+{{- .Values.publicURL | trimSuffix "/" -}}
+{{- else if and .Values.ingress.enabled .Values.ingress.host -}}
+{{- printf "%s://%s" (ternary "https" "http" .Values.ingress.tls.enabled) .Values.ingress.host -}}
+{{- else -}}
+{{- fail "publicURL is required when ingress.enabled is false or ingress.host is empty" -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The serving workloads as a YAML map, name → settings: the five services in split mode or
+the one all-in-one process, each merged over serviceDefaults. Every per-workload template
+(Deployment, Service, HPA, PDB) ranges over this one map, so no template is written per
+service. Each entry also carries "binary" (the image's sharenote-<binary> name) and "args".
+*/}}
+{{- define "sharenote.workloads" -}}
+{{- $out := dict -}}
+{{- if eq .Values.mode "allInOne" -}}
+{{- $w := mergeOverwrite (deepCopy .Values.serviceDefaults) (deepCopy (default dict .Values.allInOne)) -}}
+{{- $_ := set $w "binary" "sharenote" -}}
+{{- $_ = set $w "args" (list "serve") -}}
+{{- $_ = set $out "all-in-one" $w -}}
+{{- else -}}
+{{- range $name, $svc := .Values.services -}}
+{{- $w := mergeOverwrite (deepCopy $.Values.serviceDefaults) (deepCopy (default dict $svc)) -}}
+{{- $_ := set $w "binary" $name -}}
+{{- $_ = set $w "args" list -}}
+{{- $_ = set $out $name $w -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/*
+The Ingress paths of SPEC's endpoint table (libs/routes.Table): Exact for fixed paths, Prefix
+for parameterised ones (Kubernetes Prefix matches whole path elements, and the longest
+match wins, Exact before Prefix). charts/tests proves every route of the table reaches its
+service through these rules and that no rule is unused.
+*/}}
+{{- define "sharenote.routes" -}}
+- {path: /api/auth/publish, pathType: Exact, service: auth}
+- {path: /api/publish, pathType: Exact, service: publish}
+- {path: /api/notes, pathType: Prefix, service: notes}
+- {path: /api/unshare, pathType: Exact, service: notes}
+- {path: /api/user/notes, pathType: Exact, service: notes}
+- {path: /api/user/settings, pathType: Exact, service: notes}
+- {path: /api/images, pathType: Prefix, service: images}
+- {path: /api/og, pathType: Prefix, service: og-renderer}
+- {path: /s, pathType: Prefix, service: notes}
+- {path: /api/openapi.json, pathType: Exact, service: notes}
+{{- end -}}
+
+{{/*
+The Secret and key holding one connection URL. Call with (dict "root" $ "which" "database"|"redis").
+Prints nothing when the URL is not configured (Redis of a single all-in-one replica).
+*/}}
+{{- define "sharenote.secretRef" -}}
+{{- $v := index .root.Values .which -}}
+{{- if $v.existingSecret -}}
+name: {{ $v.existingSecret }}
+key: {{ $v.existingSecretKey }}
+{{- else if $v.url -}}
+name: {{ include "sharenote.fullname" .root }}
+key: {{ .which }}-url
+{{- end -}}
+{{- end -}}
+
+{{/*
+SHARE_DATABASE_URL and SHARE_REDIS_URL from their Secrets.
+*/}}
+{{- define "sharenote.secretEnv" -}}
+{{- $db := include "sharenote.secretRef" (dict "root" . "which" "database") -}}
+{{- $redis := include "sharenote.secretRef" (dict "root" . "which" "redis") -}}
+- name: SHARE_DATABASE_URL
+  valueFrom:
+    secretKeyRef:
+      {{- $db | nindent 6 }}
+{{- if $redis }}
+- name: SHARE_REDIS_URL
+  valueFrom:
+    secretKeyRef:
+      {{- $redis | nindent 6 }}
+{{- end }}
+{{- end -}}
+
+{{/*
+The pod security context of every pod: the images' numeric non-root user.
+*/}}
+{{- define "sharenote.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end -}}
+
+{{/*
+The container security context of every container.
+*/}}
+{{- define "sharenote.containerSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+privileged: false
+readOnlyRootFilesystem: true
+allowPrivilegeEscalation: false
+capabilities:
+  drop:
+    - ALL
+{{- end -}}
+
+{{/*
+Settings a template cannot express in the schema; every template includes it, so a bad
+combination fails whatever is rendered.
+*/}}
+{{- define "sharenote.validate" -}}
+{{- if and .Values.database.existingSecret .Values.database.url -}}
+{{- fail "database: set existingSecret or url, not both" -}}
+{{- end -}}
+{{- if not (or .Values.database.existingSecret .Values.database.url) -}}
+{{- fail "database: set existingSecret (a Secret holding SHARE_DATABASE_URL) or url" -}}
+{{- end -}}
+{{- if and .Values.redis.existingSecret .Values.redis.url -}}
+{{- fail "redis: set existingSecret or url, not both" -}}
+{{- end -}}
+{{- if not (or .Values.redis.existingSecret .Values.redis.url) -}}
+{{- $w := mergeOverwrite (deepCopy .Values.serviceDefaults) (deepCopy (default dict .Values.allInOne)) -}}
+{{- if or (ne .Values.mode "allInOne") $w.hpa.enabled (gt (int $w.replicas) 1) -}}
+{{- fail "redis: the rate limits of more than one process are shared in Redis; set redis.existingSecret or redis.url (only allInOne with one replica and no HPA may do without)" -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.host) -}}
+{{- fail "ingress.tls.enabled needs ingress.host" -}}
+{{- end -}}
+{{- end -}}

@@ -1,0 +1,198 @@
+package tests
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"sigs.k8s.io/yaml"
+)
+
+// pod is one kind of pod the release runs, by its template labels.
+type pod struct {
+	name    string
+	labels  labels.Set
+	serving bool // a Deployment behind the Ingress
+}
+
+func releasePods(t *testing.T, r *rendered) []pod {
+	t.Helper()
+	var pods []pod
+	for _, d := range all[appsv1.Deployment](r) {
+		pods = append(pods, pod{d.Name, d.Spec.Template.Labels, true})
+	}
+	for _, j := range all[batchv1.Job](r) {
+		pods = append(pods, pod{j.Name, j.Spec.Template.Labels, false})
+	}
+	for _, cj := range all[batchv1.CronJob](r) {
+		pods = append(pods, pod{cj.Name, cj.Spec.JobTemplate.Spec.Template.Labels, false})
+	}
+	return pods
+}
+
+// selecting returns the policies of a type (Ingress or Egress) that apply to a pod.
+func selecting(t *testing.T, r *rendered, p pod, pt networkingv1.PolicyType) []*networkingv1.NetworkPolicy {
+	t.Helper()
+	var out []*networkingv1.NetworkPolicy
+	for _, np := range all[networkingv1.NetworkPolicy](r) {
+		sel, err := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector)
+		if err != nil {
+			t.Fatalf("NetworkPolicy %s: %v", np.Name, err)
+		}
+		if sel.Matches(p.labels) && slices.Contains(np.Spec.PolicyTypes, pt) {
+			out = append(out, np)
+		}
+	}
+	return out
+}
+
+// peersFromValues decodes a list of NetworkPolicyPeer from the values (the chart copies
+// them verbatim), so that a rule can be compared with what was configured.
+func peersFromValues(t *testing.T, v any) []networkingv1.NetworkPolicyPeer {
+	t.Helper()
+	b, err := yaml.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var peers []networkingv1.NetworkPolicyPeer
+	if err := yaml.UnmarshalStrict(b, &peers); err != nil {
+		t.Fatal(err)
+	}
+	return peers
+}
+
+func portKey(p networkingv1.NetworkPolicyPort) string {
+	proto := "TCP"
+	if p.Protocol != nil {
+		proto = string(*p.Protocol)
+	}
+	if p.Port == nil {
+		return proto + "/any"
+	}
+	return fmt.Sprintf("%s/%s", proto, p.Port.String())
+}
+
+func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
+	forEachCase(t, func(t *testing.T, r *rendered) {
+		if r.val("networkPolicy.enabled") != true {
+			t.Skip("networkPolicy disabled")
+		}
+		pods := releasePods(t, r)
+		if len(pods) < 3 {
+			t.Fatalf("pods %v: want the Deployments, the migration and the reaper", pods)
+		}
+		np := func(path string) any { return r.val("networkPolicy." + path) }
+
+		// Expected egress: DNS on UDP and TCP, Postgres, Redis, and the extra rules.
+		wantEgress := map[string][]networkingv1.NetworkPolicyPeer{}
+		addEgress := func(proto string, ports any, to []networkingv1.NetworkPolicyPeer) {
+			for _, p := range ports.([]any) {
+				wantEgress[fmt.Sprintf("%s/%v", proto, p)] = to
+			}
+		}
+		addEgress("UDP", np("dns.ports"), peersFromValues(t, np("dns.to")))
+		addEgress("TCP", np("dns.ports"), peersFromValues(t, np("dns.to")))
+		addEgress("TCP", np("postgres.ports"), peersFromValues(t, np("postgres.to")))
+		addEgress("TCP", np("redis.ports"), peersFromValues(t, np("redis.to")))
+		var extra []networkingv1.NetworkPolicyEgressRule
+		b, _ := yaml.Marshal(np("extraEgress"))
+		if err := yaml.UnmarshalStrict(b, &extra); err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range extra {
+			for _, p := range rule.Ports {
+				wantEgress[portKey(p)] = rule.To
+			}
+		}
+		for _, k := range []string{"UDP/53", "TCP/53", "TCP/5432", "TCP/6379"} {
+			if _, ok := wantEgress[k]; !ok {
+				t.Errorf("values allow no egress on %s", k)
+			}
+		}
+
+		for _, p := range pods {
+			// Isolated both ways: some policy of each type selects every pod of the release.
+			in, out := selecting(t, r, p, networkingv1.PolicyTypeIngress), selecting(t, r, p, networkingv1.PolicyTypeEgress)
+			if len(in) == 0 || len(out) == 0 {
+				t.Errorf("%s: not isolated (ingress policies %d, egress policies %d)", p.name, len(in), len(out))
+				continue
+			}
+
+			// Ingress: the ingress controller on 8080 and monitoring on 9090 to the serving
+			// pods; nothing at all to the migration and reaper pods.
+			gotIn := map[string][]networkingv1.NetworkPolicyPeer{}
+			for _, pol := range in {
+				for _, rule := range pol.Spec.Ingress {
+					if len(rule.From) == 0 {
+						t.Errorf("%s: policy %s admits every source", p.name, pol.Name)
+					}
+					if len(rule.Ports) == 0 {
+						t.Errorf("%s: policy %s admits every port", p.name, pol.Name)
+					}
+					for _, port := range rule.Ports {
+						gotIn[portKey(port)] = append(gotIn[portKey(port)], rule.From...)
+					}
+				}
+			}
+			wantIn := map[string][]networkingv1.NetworkPolicyPeer{}
+			if p.serving {
+				if peers := peersFromValues(t, np("ingressController")); len(peers) > 0 {
+					wantIn["TCP/8080"] = peers
+				}
+				if peers := peersFromValues(t, np("monitoring")); len(peers) > 0 {
+					wantIn["TCP/9090"] = peers
+				}
+			}
+			comparePorts(t, p.name+" ingress", gotIn, wantIn)
+
+			gotOut := map[string][]networkingv1.NetworkPolicyPeer{}
+			for _, pol := range out {
+				for _, rule := range pol.Spec.Egress {
+					if len(rule.Ports) == 0 {
+						t.Errorf("%s: policy %s lets every port out", p.name, pol.Name)
+					}
+					for _, port := range rule.Ports {
+						gotOut[portKey(port)] = append(gotOut[portKey(port)], rule.To...)
+					}
+				}
+			}
+			comparePorts(t, p.name+" egress", gotOut, wantEgress)
+		}
+	})
+}
+
+// comparePorts asserts the same ports are open, each to exactly the configured peers.
+func comparePorts(t *testing.T, what string, got, want map[string][]networkingv1.NetworkPolicyPeer) {
+	t.Helper()
+	keys := func(m map[string][]networkingv1.NetworkPolicyPeer) []string {
+		var k []string
+		for p := range m {
+			k = append(k, p)
+		}
+		sort.Strings(k)
+		return k
+	}
+	if !slices.Equal(keys(got), keys(want)) {
+		t.Errorf("%s: open ports %v, want %v", what, keys(got), keys(want))
+		return
+	}
+	show := func(peers []networkingv1.NetworkPolicyPeer) string {
+		if len(peers) == 0 {
+			return "any destination\n"
+		}
+		b, _ := yaml.Marshal(peers)
+		return string(b)
+	}
+	for port, peers := range want {
+		g, w := show(got[port]), show(peers)
+		if g != w {
+			t.Errorf("%s on %s: peers\n%s\nwant\n%s", what, port, g, w)
+		}
+	}
+}
