@@ -29,17 +29,22 @@ func Middleware(v Verifier) gin.HandlerFunc {
 			return
 		}
 		p, err := v.Verify(c.Request.Context(), strings.TrimSpace(token))
-		if errors.Is(err, account.ErrUnauthorized) {
-			errs.Abort(c, errs.UnauthorizedError())
-			return
-		}
 		if err != nil {
-			errs.Abort(c, err)
+			errs.Abort(c, Error(err))
 			return
 		}
 		c.Set(principalKey, p)
 		c.Next()
 	}
+}
+
+// Error translates a credential check's error for the HTTP edge: every
+// account.ErrUnauthorized is the one 401 body; other errors pass unchanged.
+func Error(err error) error {
+	if errors.Is(err, account.ErrUnauthorized) {
+		return errs.UnauthorizedError()
+	}
+	return err
 }
 
 // Principal returns the caller authenticated by Middleware. It panics on a route without

@@ -2,12 +2,12 @@
 package authapi
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
 )
@@ -44,12 +44,8 @@ func (a *API) Publish(c *gin.Context) {
 		return
 	}
 	tok, err := a.accounts.Authenticate(c.Request.Context(), req.LicenseKey, req.InstanceID)
-	if errors.Is(err, account.ErrUnauthorized) {
-		errs.Abort(c, errs.UnauthorizedError())
-		return
-	}
 	if err != nil {
-		errs.Abort(c, err)
+		errs.Abort(c, authn.Error(err))
 		return
 	}
 	var resp tokenResponse
