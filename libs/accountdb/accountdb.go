@@ -57,6 +57,8 @@ type sessionRow struct {
 	AccountCUID string `gorm:"column:account_cuid"`
 	CreatedAt   time.Time
 	ExpiresAt   time.Time
+	// ExpiresMS is ExpiresAt in Unix milliseconds, the form SQL compares (see libs/db).
+	ExpiresMS int64 `gorm:"column:expires_ms"`
 }
 
 func (sessionRow) TableName() string { return "sessions" }
@@ -133,7 +135,25 @@ func (s *Store) FindActivation(ctx context.Context, keyHash, instanceHash string
 // CreateSession implements account.Storer.
 func (s *Store) CreateSession(ctx context.Context, sess account.Session) error {
 	return db.Classify(s.db.WithContext(ctx).Create(&sessionRow{TokenHash: sess.TokenHash, LicenseID: sess.LicenseID,
-		AccountCUID: sess.AccountCUID, CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt}).Error)
+		AccountCUID: sess.AccountCUID, CreatedAt: sess.CreatedAt, ExpiresAt: sess.ExpiresAt, ExpiresMS: sess.ExpiresAt.UnixMilli()}).Error)
+}
+
+// PurgeSessions deletes sessions that expired before now, at most batch per statement,
+// and returns how many it deleted. Expired tokens already answer 401; this only keeps the
+// table from growing with every login.
+func (s *Store) PurgeSessions(ctx context.Context, now time.Time, batch int) (int64, error) {
+	var total int64
+	for {
+		res := s.db.WithContext(ctx).Exec("DELETE FROM sessions WHERE token_hash IN (SELECT token_hash FROM sessions WHERE expires_ms <= ? LIMIT ?)",
+			now.UnixMilli(), batch)
+		if res.Error != nil {
+			return total, db.Classify(res.Error)
+		}
+		total += res.RowsAffected
+		if res.RowsAffected < int64(batch) {
+			return total, nil
+		}
+	}
 }
 
 // FindSession implements account.Storer.

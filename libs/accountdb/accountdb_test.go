@@ -459,3 +459,38 @@ func TestSettingsOfAnUnknownAccount(t *testing.T) {
 		}
 	})
 }
+
+func TestPurgeSessionsDeletesOnlyExpiredOnes(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		ctx := context.Background()
+		clock := testkit.NewClock()
+		store := accountdb.New(testkit.OpenDB(t, b))
+		core := account.NewCore(store, clock.Now)
+		creds, err := core.CreateLicense(ctx, "Ada", "ada@example.com", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		login := func() string {
+			tok, err := core.Authenticate(ctx, creds.LicenseKey, creds.InstanceID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return tok.Token
+		}
+		for range 3 {
+			login()
+		}
+		clock.Advance(account.TokenLifetime + time.Minute)
+		live := login()
+		n, err := store.PurgeSessions(ctx, clock.Now(), 2)
+		if err != nil || n != 3 {
+			t.Fatalf("PurgeSessions = %d, %v; want the 3 expired sessions (in batches of 2)", n, err)
+		}
+		if _, err := core.Verify(ctx, live); err != nil {
+			t.Errorf("the live session was purged: %v", err)
+		}
+		if n, err := store.PurgeSessions(ctx, clock.Now(), 2); err != nil || n != 0 {
+			t.Errorf("a second purge = %d, %v; want nothing", n, err)
+		}
+	})
+}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/notedb"
@@ -157,9 +159,15 @@ func TestReapCommand(t *testing.T) {
 		code := images.ReaperProgram.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
 		return code, out.String(), errOut.String()
 	}
+	// A session that expired long ago: the reaper deletes it too.
+	if err := accountdb.New(testkit.OpenDB(t, b)).CreateSession(context.Background(), account.Session{TokenHash: "expired",
+		LicenseID: 1, AccountCUID: acc.UserCUID, CreatedAt: time.Now().Add(-3 * time.Hour), ExpiresAt: time.Now().Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
 	code, out, logs := run()
 	var summary map[string]int64
-	if err := json.Unmarshal([]byte(out), &summary); code != 0 || err != nil || summary["images"] != 2 || summary["bytes"] != 2*int64(len(testkit.PNG(t))) {
+	if err := json.Unmarshal([]byte(out), &summary); code != 0 || err != nil || summary["images"] != 2 || summary["bytes"] != 2*int64(len(testkit.PNG(t))) ||
+		summary["sessions"] != 1 {
 		t.Fatalf("reaper: exit %d, printed %q (%v), logs %s", code, out, err, logs)
 	}
 	if !strings.Contains(logs, `"msg":"reaped"`) || !strings.Contains(logs, `"images":2`) {
