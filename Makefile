@@ -21,7 +21,7 @@ BINARIES := \
 	reaper=./services/images/cmd/reaper \
 	og-renderer=./services/ogrenderer/cmd/og-renderer
 
-.PHONY: help run build test e2e bench images compose-smoke lint fmt tidy clean
+.PHONY: help run build test e2e chaos bench images compose-smoke lint fmt tidy clean
 
 help: ## Show the targets.
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -47,10 +47,15 @@ test: ## Run every test of every module against real Postgres and Redis.
 e2e: ## The five services as separate processes behind nginx, end to end on Postgres and Redis.
 	cd services/allinone && go test -count=1 -tags e2e -run E2E -v .
 
-bench: ## Run the benchmarks (page and OG render of a typical note, parsers, limiter).
+chaos: ## Fault tests on throw-away Postgres and Redis: outages under load, slow bodies, big uploads, SIGTERM.
+	cd services/allinone && go test -count=1 -tags chaos -run Chaos -v -timeout 20m .
+
+bench: ## Micro-benchmarks, then load benchmarks vs bare handlers on Postgres + Redis (table; load part ~3 min).
 	@for m in $(MODULES); do \
 		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime 100x ./... | grep -E '^(Benchmark|ok|FAIL|---)'); \
 	done
+	@# The load benchmarks print their table at the end; LOADBENCH_ROWS=0 skips the 1M-row scale run.
+	cd services/allinone && go test -count=1 -tags loadbench -run LoadBench -v -timeout 30m .
 
 CONTAINER ?= docker
 BASE_IMAGE ?= gcr.io/distroless/static-debian12:nonroot
@@ -64,9 +69,12 @@ images: ## Build the image of every binary (sharenote-<name>) from services/Dock
 compose-smoke: ## docker-compose.yaml's images and services in podman, with the e2e flow (or one skip line).
 	.ci/compose-smoke
 
-lint: $(STATICCHECK) ## gofmt, go vet and staticcheck on every module.
+# The tagged tests (e2e, chaos, load benchmarks) are checked with everything else.
+LINT_TAGS := e2e,chaos,loadbench
+
+lint: $(STATICCHECK) ## gofmt, go vet and staticcheck on every module, tagged tests included.
 	@out=$$(gofmt -l libs services charts); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	@for m in $(MODULES); do (cd $$m && go vet ./... && $(STATICCHECK) ./...); done
+	@for m in $(MODULES); do (cd $$m && go vet -tags $(LINT_TAGS) ./... && $(STATICCHECK) -tags $(LINT_TAGS) ./...); done
 
 $(STATICCHECK):
 	@mkdir -p $(TOOLS)

@@ -433,8 +433,12 @@ func checkConfigWiring(t *testing.T, r *rendered, what string, c corev1.Containe
 			t.Errorf("%s: %s=%q, want %q", what, k, env[k], want)
 		}
 	}
-	if !strings.HasPrefix(env["SHARE_PUBLIC_URL"], "http") || env["SHARE_LOG_LEVEL"] == "" || env["SHARE_TRUSTED_PROXIES"] == "" {
-		t.Errorf("%s: public URL, log level or trusted proxies unset: %v", what, env)
+	if !strings.HasPrefix(env["SHARE_PUBLIC_URL"], "http") || env["SHARE_LOG_LEVEL"] == "" {
+		t.Errorf("%s: public URL or log level unset: %v", what, env)
+	}
+	// Empty is a valid setting (no X-Forwarded-For is believed), but the key is always there.
+	if _, ok := env["SHARE_TRUSTED_PROXIES"]; !ok {
+		t.Errorf("%s: SHARE_TRUSTED_PROXIES missing: %v", what, env)
 	}
 }
 
@@ -692,6 +696,58 @@ func TestNotesRender(t *testing.T) {
 	forEachCase(t, func(t *testing.T, r *rendered) {
 		if !strings.Contains(r.Notes, "Public URL: http") {
 			t.Errorf("NOTES.txt:\n%s", r.Notes)
+		}
+	})
+}
+
+// trustedProxiesWarning opens the NOTES.txt paragraph shown when trustedProxies is empty.
+const trustedProxiesWarning = "WARNING: trustedProxies is empty"
+
+// TestTrustedProxiesReachTheConfigMapAndEmptyWarns proves the rate limits' client IP is set
+// up as the values say: the list becomes SHARE_TRUSTED_PROXIES, the defaults trust nobody,
+// and an empty list is announced, since then every client shares the ingress's limit.
+func TestTrustedProxiesReachTheConfigMapAndEmptyWarns(t *testing.T) {
+	forEachCase(t, func(t *testing.T, r *rendered) {
+		var proxies []string
+		if l, ok := r.val("trustedProxies").([]any); ok {
+			for _, p := range l {
+				proxies = append(proxies, fmt.Sprint(p))
+			}
+		}
+		cm := one[corev1.ConfigMap](t, r, releaseName)
+		if got, want := cm.Data["SHARE_TRUSTED_PROXIES"], strings.Join(proxies, ","); got != want {
+			t.Errorf("SHARE_TRUSTED_PROXIES = %q, want %q", got, want)
+		}
+		warned := strings.Contains(r.Notes, trustedProxiesWarning)
+		switch {
+		case len(proxies) == 0 && !warned:
+			t.Errorf("trustedProxies is empty but NOTES.txt does not warn:\n%s", r.Notes)
+		case len(proxies) > 0 && warned:
+			t.Errorf("trustedProxies is %v but NOTES.txt warns it is empty", proxies)
+		}
+		if warned {
+			// The warning must say what goes wrong and what to set, over several lines.
+			warning := r.Notes[strings.Index(r.Notes, trustedProxiesWarning):]
+			for _, want := range []string{"one limit", "pod CIDR", "trustedProxies="} {
+				if !strings.Contains(warning, want) {
+					t.Errorf("the NOTES.txt warning does not mention %q:\n%s", want, warning)
+				}
+			}
+			if strings.Count(warning, "\n") < 3 {
+				t.Errorf("the NOTES.txt warning is not a paragraph:\n%s", warning)
+			}
+		}
+		switch r.Case.file {
+		case "values.yaml":
+			// Any address in a default range could pick its own client IP.
+			if len(proxies) != 0 {
+				t.Errorf("the defaults trust %v; they must trust nobody", proxies)
+			}
+		case "values-prod.yaml":
+			want, _ := readValues(t, r.Case.file)["trustedProxies"].([]any)
+			if len(want) == 0 || len(proxies) != len(want) {
+				t.Errorf("values-prod.yaml sets trustedProxies %v, rendered %v", want, proxies)
+			}
 		}
 	})
 }

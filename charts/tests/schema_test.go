@@ -2,12 +2,14 @@ package tests
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sharenote/sharenote/libs/config"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
@@ -56,6 +58,11 @@ func TestValuesTyposFailTheSchema(t *testing.T) {
 		{"OTEL env of another name", "otel:\n  env:\n    SHARE_LOG_LEVEL: debug", "SHARE_LOG_LEVEL"},
 		{"not a database URL", "database:\n  url: mysql://x", "url"},
 		{"bad quantity", "serviceDefaults:\n  tmpSizeLimit: lots", "tmpSizeLimit"},
+		{"production without trusted proxies", "production: true\ntrustedProxies: []", "trustedProxies"},
+		{"IPv4 prefix longer than 32", "trustedProxies: [10.0.0.0/33]", "trustedProxies"},
+		{"IPv4 octet over 255", "trustedProxies: [300.1.1.1/8]", "trustedProxies"},
+		{"IPv6 prefix longer than 128", "trustedProxies: ['fd00::/129']", "trustedProxies"},
+		{"host name as a proxy", "trustedProxies: [ingress-nginx]", "trustedProxies"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			user, err := chartutil.ReadValues([]byte(tc.yaml))
@@ -78,9 +85,112 @@ func TestValuesTyposFailTheSchema(t *testing.T) {
 	}
 }
 
+// TestProductionRequiresTrustedProxies proves the schema's production rule: an install
+// that declares production: true (values-prod.yaml does) must name the proxies whose
+// X-Forwarded-For is believed, while the defaults may leave the list empty.
+func TestProductionRequiresTrustedProxies(t *testing.T) {
+	c := loadChart(t)
+	for _, tc := range []struct {
+		name  string
+		edit  func(v map[string]any)
+		valid bool
+	}{
+		{"values-prod.yaml as it is", func(map[string]any) {}, true},
+		{"values-prod.yaml without its trustedProxies", func(v map[string]any) { delete(v, "trustedProxies") }, false},
+		{"values-prod.yaml with trustedProxies emptied", func(v map[string]any) { v["trustedProxies"] = []any{} }, false},
+		{"not production, no proxies", func(v map[string]any) { v["production"] = false; v["trustedProxies"] = []any{} }, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			user := readValues(t, "values-prod.yaml")
+			if user["production"] != true {
+				t.Fatalf("values-prod.yaml sets production: %v, want true", user["production"])
+			}
+			tc.edit(user)
+			vals, err := chartutil.CoalesceValues(c, user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = chartutil.ValidateAgainstSchema(c, vals)
+			if tc.valid != (err == nil) || (err != nil && !strings.Contains(err.Error(), "trustedProxies")) {
+				t.Fatalf("ValidateAgainstSchema = %v, want valid=%v (an error naming trustedProxies)", err, tc.valid)
+			}
+			if _, err := renderErr(t, user); tc.valid != (err == nil) {
+				t.Fatalf("render = %v, want valid=%v", err, tc.valid)
+			}
+		})
+	}
+}
+
+// TestTrustedProxiesAreCIDRsOrIPs checks the schema's pattern for trustedProxies against
+// the service's own parser: what the schema accepts must start the service, and malformed
+// networks fail at install instead of in every pod's first line.
+func TestTrustedProxiesAreCIDRsOrIPs(t *testing.T) {
+	c := loadChart(t)
+	for _, tc := range []struct {
+		proxy string
+		valid bool
+	}{
+		{"10.0.0.0/8", true},
+		{"10.42.3.0/24", true},
+		{"192.0.2.7", true},
+		{"0.0.0.0/0", true},
+		{"255.255.255.255/32", true},
+		{"fd00::/8", true},
+		{"2001:DB8::/32", true},
+		{"2001:db8:0:0:0:0:0:1/128", true},
+		{"::1", true},
+		{"::/0", true},
+		{"1:2:3:4:5:6:7::", true},
+		{"::ffff:10.0.0.0/104", true},
+		{"64:ff9b::192.0.2.1", true},
+		{"10.0.0.0/33", false},
+		{"300.1.1.1/8", false},
+		{"10.0.0/8", false},
+		{"10.0.0.0.0/8", false},
+		{"010.0.0.0/8", false},
+		{"10.0.0.0/08", false},
+		{"10.0.0.0/", false},
+		{"fd00::/129", false},
+		{"2001:db8:::/32", false},
+		{"1::2::3", false},
+		{"1:2:3:4:5:6:7:8:9", false},
+		{"12345::/16", false},
+		{"2001:db8::g/64", false},
+		{"fe80::1%eth0", false},
+		{"10.0.0.0/8,10.1.0.0/16", false},
+		{" 10.0.0.0/8", false},
+		{"ingress-nginx", false},
+		{"", false},
+	} {
+		t.Run(tc.proxy, func(t *testing.T) {
+			user := map[string]any{"trustedProxies": []any{tc.proxy}}
+			vals, err := chartutil.CoalesceValues(c, user)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = chartutil.ValidateAgainstSchema(c, vals)
+			if tc.valid != (err == nil) {
+				t.Fatalf("ValidateAgainstSchema(%q) = %v, want valid=%v", tc.proxy, err, tc.valid)
+			}
+			if err != nil && !strings.Contains(err.Error(), "trustedProxies") {
+				t.Errorf("the error does not name trustedProxies: %v", err)
+			}
+			if tc.valid {
+				env := map[string]string{"SHARE_TRUSTED_PROXIES": tc.proxy}
+				if _, err := config.Load(func(k string) string { return env[k] }); err != nil {
+					t.Errorf("the schema accepts %q but the service refuses it: %v", tc.proxy, err)
+				}
+			}
+		})
+	}
+}
+
 // TestSchemaForbidsUnknownKeysEverywhere walks values.schema.json: every object either
 // lists its properties and forbids any other (additionalProperties: false), or is a
-// typed map (additionalProperties: {type: …}); none is left open.
+// typed map (additionalProperties: {type: …}); none is left open. A conditional (if,
+// then, else) only adds rules to the object it sits in, so it needs no
+// additionalProperties of its own, but it may name only keys that object declares: a
+// misspelt key there would make the rule silently never apply.
 func TestSchemaForbidsUnknownKeysEverywhere(t *testing.T) {
 	raw, err := os.ReadFile(filepath.Join(chartDir(t), "values.schema.json"))
 	if err != nil {
@@ -110,6 +220,25 @@ func TestSchemaForbidsUnknownKeysEverywhere(t *testing.T) {
 		for k, v := range s {
 			switch sub := v.(type) {
 			case map[string]any:
+				if k == "if" || k == "then" || k == "else" {
+					declared, _ := s["properties"].(map[string]any)
+					named, _ := sub["properties"].(map[string]any)
+					var names []string
+					for name := range named {
+						names = append(names, name)
+					}
+					if req, ok := sub["required"].([]any); ok {
+						for _, name := range req {
+							names = append(names, fmt.Sprint(name))
+						}
+					}
+					for _, name := range names {
+						if _, ok := declared[name]; !ok {
+							t.Errorf("%s/%s names %q, which %s does not declare", path, k, name, path)
+						}
+					}
+					continue
+				}
 				if k == "properties" || k == "definitions" || k == "$defs" {
 					for name, ps := range sub {
 						if m, ok := ps.(map[string]any); ok {

@@ -61,8 +61,9 @@ type Storer interface {
 	CreateLicense(ctx context.Context, a Account, keyHash, instanceHash string) error
 	// AddActivation adds an activation to the license; ErrNotFound when there is none.
 	AddActivation(ctx context.Context, keyHash, instanceHash string, now time.Time) (Account, error)
-	// DeactivateLicense marks the license inactive; ErrNotFound when there is none.
-	DeactivateLicense(ctx context.Context, keyHash string) error
+	// DeactivateLicense marks the license inactive and returns its account's cuid;
+	// ErrNotFound when there is none.
+	DeactivateLicense(ctx context.Context, keyHash string) (accountCUID string, err error)
 	// FindActivation returns the activation of an active license; ErrNotFound otherwise.
 	FindActivation(ctx context.Context, keyHash, instanceHash string) (Activation, error)
 	// CreateSession stores a session.
@@ -88,18 +89,29 @@ type Token struct {
 // Principal is the authenticated caller of a bearer route.
 type Principal struct {
 	AccountCUID string
+	// ExpiresAt is when the session token that authenticated it expires.
+	ExpiresAt time.Time
+}
+
+// Notifier tells every process of changes that make cached reads or sessions stale.
+type Notifier interface {
+	// SettingsChanged: the account's public reads show other settings now.
+	SettingsChanged(ctx context.Context, accountCUID string)
+	// SessionsRevoked: the account's session tokens are no longer valid.
+	SessionsRevoked(ctx context.Context, accountCUID string)
 }
 
 // Core implements the account use cases on a Storer.
 type Core struct {
-	store Storer
-	now   func() time.Time
+	store    Storer
+	now      func() time.Time
+	notifier Notifier
 }
 
 // NewCore returns a Core reading time from now (injectable so that tests can expire tokens
-// without sleeping).
-func NewCore(store Storer, now func() time.Time) *Core {
-	return &Core{store: store, now: now}
+// without sleeping) and telling notifier (nil: no one) when sessions are revoked.
+func NewCore(store Storer, now func() time.Time, notifier Notifier) *Core {
+	return &Core{store: store, now: now, notifier: notifier}
 }
 
 func (c *Core) clock() time.Time { return c.now().UTC().Truncate(time.Millisecond) }
@@ -140,10 +152,15 @@ func (c *Core) AddInstance(ctx context.Context, licenseKey, instanceID string) (
 	return Credentials{LicenseKey: licenseKey, InstanceID: instanceID, UserCUID: a.CUID}, nil
 }
 
-// Deactivate makes the license and every token issued for it invalid.
+// Deactivate makes the license and every token issued for it invalid, in every process
+// within a second (its publications stay published).
 func (c *Core) Deactivate(ctx context.Context, licenseKey string) error {
-	if err := c.store.DeactivateLicense(ctx, secret.Hash(licenseKey)); err != nil {
+	accountCUID, err := c.store.DeactivateLicense(ctx, secret.Hash(licenseKey))
+	if err != nil {
 		return fmt.Errorf("deactivate: %w", err)
+	}
+	if c.notifier != nil {
+		c.notifier.SessionsRevoked(ctx, accountCUID)
 	}
 	return nil
 }
@@ -195,7 +212,7 @@ func (c *Core) Verify(ctx context.Context, token string) (Principal, error) {
 	if !secret.Equal(s.TokenHash, hash) || !c.now().Before(s.ExpiresAt) {
 		return Principal{}, ErrUnauthorized
 	}
-	return Principal{AccountCUID: s.AccountCUID}, nil
+	return Principal{AccountCUID: s.AccountCUID, ExpiresAt: s.ExpiresAt}, nil
 }
 
 func instanceOrNew(id string) (string, error) {

@@ -53,8 +53,12 @@ type SettingsStorer interface {
 	// Profile returns the account's name, settings and image bytes used; ErrNotFound when
 	// the account does not exist.
 	Profile(ctx context.Context, accountCUID string) (name string, p Profile, err error)
-	// SaveSettings stores all fields of s.
-	SaveSettings(ctx context.Context, accountCUID string, s Settings) error
+	// ChangeSettings reads the account's name and profile, calls change with them and
+	// stores the settings it returns, all in one transaction that no other change of the
+	// account's settings can interleave with, and returns the profile with the stored
+	// settings. An error of change is returned as it is, and nothing is stored;
+	// ErrNotFound when the account does not exist.
+	ChangeSettings(ctx context.Context, accountCUID string, change func(name string, p Profile) (Settings, error)) (Profile, error)
 }
 
 var (
@@ -133,14 +137,16 @@ func (s *Settings) Validate() error {
 
 // SettingsCore implements the settings use cases.
 type SettingsCore struct {
-	store SettingsStorer
-	quota int64
+	store    SettingsStorer
+	quota    int64
+	notifier Notifier
 }
 
 // NewSettingsCore returns the settings use cases on store; quota is the image storage
-// per account that the storage figures report.
-func NewSettingsCore(store SettingsStorer, quota int64) *SettingsCore {
-	return &SettingsCore{store: store, quota: quota}
+// per account that the storage figures report; notifier (nil: no one) is told of every
+// change.
+func NewSettingsCore(store SettingsStorer, quota int64, notifier Notifier) *SettingsCore {
+	return &SettingsCore{store: store, quota: quota, notifier: notifier}
 }
 
 // Get returns the account's settings and storage.
@@ -154,19 +160,18 @@ func (c *SettingsCore) Get(ctx context.Context, accountCUID string) (Profile, er
 }
 
 // Change applies fields (replacing all settings when replace) and returns the new profile.
+// The read of the current settings and the save are one transaction, so that concurrent
+// PATCHes of different fields each keep the other's change.
 func (c *SettingsCore) Change(ctx context.Context, accountCUID string, fields map[string]json.RawMessage, replace bool) (Profile, error) {
-	name, p, err := c.store.Profile(ctx, accountCUID)
+	p, err := c.store.ChangeSettings(ctx, accountCUID, func(name string, p Profile) (Settings, error) {
+		return ApplySettings(p.Settings, name, fields, replace)
+	})
 	if err != nil {
-		return Profile{}, fmt.Errorf("settings: %w", err)
+		return Profile{}, fmt.Errorf("change settings: %w", err)
+	}
+	if c.notifier != nil {
+		c.notifier.SettingsChanged(ctx, accountCUID)
 	}
 	p.Storage.ImageLimitBytes = c.quota
-	s, err := ApplySettings(p.Settings, name, fields, replace)
-	if err != nil {
-		return Profile{}, err
-	}
-	if err := c.store.SaveSettings(ctx, accountCUID, s); err != nil {
-		return Profile{}, fmt.Errorf("save settings: %w", err)
-	}
-	p.Settings = s
 	return p, nil
 }

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"time"
 
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/db"
-	"gorm.io/gorm"
 )
 
 var _ account.Storer = (*Store)(nil)
@@ -98,15 +100,18 @@ func (s *Store) AddActivation(ctx context.Context, keyHash, instanceHash string,
 }
 
 // DeactivateLicense implements account.Storer.
-func (s *Store) DeactivateLicense(ctx context.Context, keyHash string) error {
-	res := s.db.WithContext(ctx).Model(&licenseRow{}).Where("key_hash = ?", keyHash).Update("active", false)
-	if res.Error != nil {
-		return db.Classify(res.Error)
+func (s *Store) DeactivateLicense(ctx context.Context, keyHash string) (string, error) {
+	var lic licenseRow
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Where("key_hash = ?", keyHash).Take(&lic).Error; err != nil {
+			return notFound(err)
+		}
+		return tx.Model(&licenseRow{}).Where("id = ?", lic.ID).Update("active", false).Error
+	})
+	if err != nil {
+		return "", db.Classify(err)
 	}
-	if res.RowsAffected == 0 {
-		return account.ErrNotFound
-	}
-	return nil
+	return lic.AccountCUID, nil
 }
 
 // FindActivation implements account.Storer.
@@ -206,24 +211,54 @@ func (s *Store) Profile(ctx context.Context, accountCUID string) (string, accoun
 	if err != nil {
 		return "", account.Profile{}, db.Classify(notFound(err))
 	}
-	return row.Name, account.Profile{
-		Settings: account.Settings{Name: row.DisplayName, ShowAuthor: row.ShowAuthor, Theme: row.Theme,
-			AccentColor: row.AccentColor, Font: row.Font, Indexable: row.Indexable},
-		Storage: account.Storage{ImageBytesUsed: row.ImageBytesUsed},
-	}, nil
+	name, p := row.profile()
+	return name, p, nil
 }
 
-// SaveSettings implements account.SettingsStorer.
-func (s *Store) SaveSettings(ctx context.Context, accountCUID string, st account.Settings) error {
-	res := s.db.WithContext(ctx).Table("accounts").Where("cuid = ?", accountCUID).Updates(map[string]any{
-		"display_name": st.Name, "show_author": st.ShowAuthor, "theme": st.Theme,
-		"accent_color": st.AccentColor, "font": st.Font, "indexable": st.Indexable,
+func (r settingsRow) profile() (name string, p account.Profile) {
+	return r.Name, account.Profile{
+		Settings: account.Settings{Name: r.DisplayName, ShowAuthor: r.ShowAuthor, Theme: r.Theme,
+			AccentColor: r.AccentColor, Font: r.Font, Indexable: r.Indexable},
+		Storage: account.Storage{ImageBytesUsed: r.ImageBytesUsed},
+	}
+}
+
+// ChangeSettings implements account.SettingsStorer. On Postgres the read takes the
+// account's row lock (SELECT … FOR UPDATE): a concurrent change waits for this one to
+// commit and then reads its result, instead of saving fields read before it. SQLite has no
+// row locks; there the transaction starts with a write that changes nothing, which takes
+// the database's write lock before the read (waiting up to the busy timeout for another
+// process, such as the CLI), so no other writer can come between the read and the save.
+func (s *Store) ChangeSettings(ctx context.Context, accountCUID string, change func(string, account.Profile) (account.Settings, error)) (account.Profile, error) {
+	var out account.Profile
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		read := tx.Table("accounts").Where("cuid = ?", accountCUID)
+		if db.Dialect(tx) == db.Postgres {
+			read = read.Clauses(clause.Locking{Strength: "UPDATE"})
+		} else if err := tx.Exec("UPDATE accounts SET theme = theme WHERE cuid = ?", accountCUID).Error; err != nil {
+			return err
+		}
+		var row settingsRow
+		if err := read.Take(&row).Error; err != nil {
+			return notFound(err)
+		}
+		name, p := row.profile()
+		st, err := change(name, p)
+		if err != nil {
+			return err
+		}
+		if err := tx.Table("accounts").Where("cuid = ?", accountCUID).Updates(map[string]any{
+			"display_name": st.Name, "show_author": st.ShowAuthor, "theme": st.Theme,
+			"accent_color": st.AccentColor, "font": st.Font, "indexable": st.Indexable,
+		}).Error; err != nil {
+			return err
+		}
+		p.Settings = st
+		out = p
+		return nil
 	})
-	if res.Error != nil {
-		return db.Classify(res.Error)
+	if err != nil {
+		return account.Profile{}, db.Classify(err)
 	}
-	if res.RowsAffected == 0 {
-		return account.ErrNotFound
-	}
-	return nil
+	return out, nil
 }

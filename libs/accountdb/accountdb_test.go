@@ -33,7 +33,7 @@ func setup(t *testing.T, b testkit.Backend) fixture {
 	gdb := testkit.OpenDB(t, b)
 	store := accountdb.New(gdb)
 	clock := testkit.NewClock()
-	return fixture{gdb: gdb, store: store, core: account.NewCore(store, clock.Now), clock: clock}
+	return fixture{gdb: gdb, store: store, core: account.NewCore(store, clock.Now, nil), clock: clock}
 }
 
 var ctx = context.Background()
@@ -387,7 +387,7 @@ func TestProfileOfANewAccount(t *testing.T) {
 		}
 
 		// GET /api/user/settings answers through the use case, which adds the quota.
-		got, err := account.NewSettingsCore(f.store, specQuota).Get(ctx, c.UserCUID)
+		got, err := account.NewSettingsCore(f.store, specQuota, nil).Get(ctx, c.UserCUID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -408,24 +408,38 @@ func TestProfileOfANewAccount(t *testing.T) {
 	})
 }
 
-func TestSaveSettingsRoundTrip(t *testing.T) {
+// set is a settings change that stores s whatever the current settings are.
+func set(s account.Settings) func(string, account.Profile) (account.Settings, error) {
+	return func(string, account.Profile) (account.Settings, error) { return s, nil }
+}
+
+func TestChangeSettingsRoundTrip(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := setup(t, b)
 		ada, grace := f.license(t, "Ada Lovelace", ""), f.license(t, "Grace Hopper", "")
 		s := account.Settings{Name: "A. L. 🧮", ShowAuthor: false, Theme: "dark", AccentColor: "#0a0b0c", Font: "mono", Indexable: true}
-		if err := f.store.SaveSettings(ctx, ada.UserCUID, s); err != nil {
-			t.Fatal(err)
+		if p, err := f.store.ChangeSettings(ctx, ada.UserCUID, set(s)); err != nil || p.Settings != s {
+			t.Fatalf("ChangeSettings = (%+v, %v), want the stored settings", p, err)
 		}
 		name, p, err := f.store.Profile(ctx, ada.UserCUID)
 		if err != nil || p.Settings != s || name != "Ada Lovelace" {
-			t.Fatalf("after SaveSettings Profile = (%q, %+v, %v), want (%q, %+v): the display name is not the license name", name, p.Settings, err, "Ada Lovelace", s)
+			t.Fatalf("after ChangeSettings Profile = (%q, %+v, %v), want (%q, %+v): the display name is not the license name", name, p.Settings, err, "Ada Lovelace", s)
+		}
+		refused := errors.New("refused")
+		if _, err := f.store.ChangeSettings(ctx, ada.UserCUID, func(string, account.Profile) (account.Settings, error) {
+			return account.DefaultSettings("x"), refused
+		}); !errors.Is(err, refused) {
+			t.Fatalf("ChangeSettings with a failing change = %v, want its error", err)
+		}
+		if _, p, _ := f.store.Profile(ctx, ada.UserCUID); p.Settings != s {
+			t.Fatalf("a failed change was stored: %+v", p.Settings)
 		}
 		if _, other, _ := f.store.Profile(ctx, grace.UserCUID); other.Settings != account.DefaultSettings("Grace Hopper") {
 			t.Errorf("saving Ada's settings changed Grace's: %+v", other.Settings)
 		}
 
 		// Through the use case: PATCH keeps the saved fields, PUT resets to the license name.
-		core := account.NewSettingsCore(f.store, specQuota)
+		core := account.NewSettingsCore(f.store, specQuota, nil)
 		patched, err := core.Change(ctx, ada.UserCUID, map[string]json.RawMessage{"theme": json.RawMessage(`"light"`)}, false)
 		wantPatched := s
 		wantPatched.Theme = "light"
@@ -454,8 +468,8 @@ func TestSettingsOfAnUnknownAccount(t *testing.T) {
 		if _, _, err := f.store.Profile(ctx, unknown); !errors.Is(err, account.ErrNotFound) {
 			t.Errorf("Profile of an unknown account = %v, want ErrNotFound", err)
 		}
-		if err := f.store.SaveSettings(ctx, unknown, account.DefaultSettings("x")); !errors.Is(err, account.ErrNotFound) {
-			t.Errorf("SaveSettings of an unknown account = %v, want ErrNotFound", err)
+		if _, err := f.store.ChangeSettings(ctx, unknown, set(account.DefaultSettings("x"))); !errors.Is(err, account.ErrNotFound) {
+			t.Errorf("ChangeSettings of an unknown account = %v, want ErrNotFound", err)
 		}
 	})
 }
@@ -465,7 +479,7 @@ func TestPurgeSessionsDeletesOnlyExpiredOnes(t *testing.T) {
 		ctx := context.Background()
 		clock := testkit.NewClock()
 		store := accountdb.New(testkit.OpenDB(t, b))
-		core := account.NewCore(store, clock.Now)
+		core := account.NewCore(store, clock.Now, nil)
 		creds, err := core.CreateLicense(ctx, "Ada", "ada@example.com", "")
 		if err != nil {
 			t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -24,6 +25,8 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/accountdb"
+	"github.com/sharenote/sharenote/libs/authn"
+	"github.com/sharenote/sharenote/libs/changefeed"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/httpx"
@@ -31,6 +34,7 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/ratelimit"
+	"github.com/sharenote/sharenote/libs/readcache"
 	"github.com/sharenote/sharenote/libs/redisx"
 	"github.com/sharenote/sharenote/libs/telemetry"
 )
@@ -43,6 +47,8 @@ type Deps struct {
 	Accounts *account.Core
 	Settings *account.SettingsCore
 	Notes    *note.Core
+	// Reads is the per-process cache of public reads, kept current by the change feed.
+	Reads    *readcache.Cache
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
 	// Now is the clock; tests inject one to expire tokens and notes without sleeping.
@@ -86,8 +92,11 @@ type App struct {
 	engine   *gin.Engine
 	admin    http.Handler
 	rdb      *redis.Client
+	feed     *changefeed.Feed
 	draining atomic.Bool
-	closers  []func(context.Context) error
+	// dependencyUp is sharenote_dependency_up, set by every dependency check.
+	dependencyUp *prometheus.GaugeVec
+	closers      []func(context.Context) error
 }
 
 // New connects the dependencies the configuration names and builds the modules' router.
@@ -122,21 +131,34 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	sqlDB, _ := gdb.DB()
 	telemetry.RegisterDBStats(reg, sqlDB)
 
-	var lim ratelimit.Limiter = ratelimit.NewMemory(now)
+	// The per-IP limit, checked on every request, counts locally and reconciles with
+	// Redis in batches; the authentication and mutation limits ask Redis every time.
+	var lim limiters
+	lim.perIP = ratelimit.NewMemory(now)
+	lim.exact = lim.perIP
 	if cfg.RedisURL != "" {
 		if a.rdb, err = redisx.Open(cfg.RedisURL); err != nil {
 			return nil, err
 		}
 		a.closers = append(a.closers, func(context.Context) error { return a.rdb.Close() })
-		lim = ratelimit.NewFailOpen(ratelimit.NewRedis(a.rdb, cfg.RedisKeyPrefix), log, reg)
+		batched := ratelimit.NewBatched(a.rdb, cfg.RedisKeyPrefix, ratelimit.WithRegisterer(reg), ratelimit.WithLogger(log))
+		a.closers = append(a.closers, batched.Close)
+		lim.perIP = batched
+		lim.exact = ratelimit.NewFailOpen(ratelimit.NewRedis(a.rdb, cfg.RedisKeyPrefix), log, reg)
 	}
-
+	a.feed = changefeed.New(a.rdb, cfg.RedisKeyPrefix, log, reg)
+	reads := readcache.New(cfg.CacheBytes, a.feed.Fresh, reg)
+	a.feed.OnChange(reads.Drop)
 	accounts := accountdb.New(gdb)
 	a.deps = Deps{Config: cfg, Log: log, DB: gdb,
-		Accounts: account.NewCore(accounts, now),
-		Settings: account.NewSettingsCore(accounts, cfg.ImageQuotaBytes),
-		Notes:    note.NewCore(notedb.New(gdb), now, cfg.PublicURL, cfg.ImageQuotaBytes),
+		Accounts: account.NewCore(accounts, now, a.feed),
+		Settings: account.NewSettingsCore(accounts, cfg.ImageQuotaBytes, a.feed),
+		Notes: note.NewCore(notedb.New(gdb), note.Config{Now: now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes,
+			Renderer: Renderer{}, Notifier: a.feed}),
+		Reads:    reads,
 		Registry: reg, Tracer: tp, Now: now}
+	sessions := authn.NewCache(a.deps.Accounts, a.feed.Fresh, now)
+	a.feed.OnChange(sessions.Drop)
 	services := make([]Service, 0, len(opts.Modules))
 	for _, m := range opts.Modules {
 		s, err := m(a.deps)
@@ -146,10 +168,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		services = append(services, s)
 		a.jobs = append(a.jobs, s.Jobs...)
 	}
-	if a.engine, err = newRouter(a.deps, lim, opts.Process, services); err != nil {
+	if a.engine, err = newRouter(a.deps, lim, sessions, opts.Process, services); err != nil {
 		return nil, err
 	}
-	a.admin = httpx.Admin(a.Ready, reg)
+	a.dependencyUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sharenote_dependency_up",
+		Help: "1 while a shared dependency (database, redis) answered its last check, else 0; checked by /readyz and by every scrape."},
+		[]string{"dependency"})
+	// A scrape checks the dependencies first, so that the gauge is current even where
+	// nothing probes /readyz (compose, systemd).
+	reg.MustRegister(checkedCollector{a.dependencyUp, func() { a.checkDependencies(context.Background()) }})
+	a.admin = httpx.Admin(httpx.AdminOptions{Ready: a.Readiness, Gatherer: reg, Pprof: cfg.Pprof})
 	return a, nil
 }
 
@@ -178,47 +206,110 @@ func (a *App) Deps() Deps { return a.deps }
 // Handler is the public router.
 func (a *App) Handler() http.Handler { return a.engine }
 
-// AdminHandler serves /healthz, /readyz, /metrics and pprof.
+// AdminHandler serves /healthz, /readyz, /metrics and, with SHARE_PPROF=true, pprof.
 func (a *App) AdminHandler() http.Handler { return a.admin }
 
-// Ready reports nil while the process should receive traffic: shutdown has not begun, the
-// database answers and, when configured, Redis answers.
-func (a *App) Ready(ctx context.Context) error {
+// dependencyTimeout bounds each dependency check, so that a dependency that hangs cannot
+// hold /readyz past the kubelet's probe timeout (2 s in the chart). The checks run at once.
+const dependencyTimeout = time.Second
+
+// Readiness is what /readyz answers: ready while the process can serve (it was built, so
+// its schema is current, and shutdown has not begun), with the state of each shared
+// dependency, which never makes it unready (CONTRACT.md "Operations"). Once shutdown has
+// begun it answers "draining" at once, without checking anything.
+func (a *App) Readiness(ctx context.Context) httpx.Readiness {
 	if a.draining.Load() {
-		return errors.New("shutting down")
+		return httpx.Readiness{Status: "draining"}
 	}
-	if err := db.Ping(ctx, a.deps.DB); err != nil {
-		return err
-	}
-	if a.rdb != nil {
-		return redisx.Ping(ctx, a.rdb)
-	}
-	return nil
+	return httpx.Readiness{Status: httpx.StatusReady, Checks: a.checkDependencies(ctx)}
 }
 
-// Serve serves until ctx is cancelled (SIGTERM). Readiness turns off first, so that load
-// balancers stop sending new requests, then in-flight requests drain within the shutdown
-// timeout.
+// checkDependencies pings the database and, when configured, Redis, each within
+// dependencyTimeout, records the result in sharenote_dependency_up and returns each
+// dependency's state.
+func (a *App) checkDependencies(ctx context.Context) map[string]string {
+	checks := map[string]func(context.Context) error{
+		"database": func(ctx context.Context) error { return db.Ping(ctx, a.deps.DB) },
+	}
+	if a.rdb != nil {
+		checks["redis"] = func(ctx context.Context) error { return redisx.Ping(ctx, a.rdb) }
+	}
+	var mu sync.Mutex
+	states := map[string]string{"redis": "not configured"}
+	var wg sync.WaitGroup
+	for name, check := range checks {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, dependencyTimeout)
+			defer cancel()
+			state, up := "up", 1.0
+			if check(ctx) != nil {
+				state, up = "down", 0
+			}
+			a.dependencyUp.WithLabelValues(name).Set(up)
+			mu.Lock()
+			states[name] = state
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	return states
+}
+
+// checkedCollector is a gauge vector whose values are refreshed by check before every
+// collection.
+type checkedCollector struct {
+	*prometheus.GaugeVec
+	check func()
+}
+
+// Collect refreshes the values, then collects them.
+func (c checkedCollector) Collect(ch chan<- prometheus.Metric) {
+	c.check()
+	c.GaugeVec.Collect(ch)
+}
+
+// Serve serves until ctx is cancelled (SIGTERM), then stops in this order:
+//  1. readiness turns off at once, so that load balancers stop sending requests;
+//  2. for SHARE_DRAIN_DELAY both listeners still accept and serve, for the load balancers
+//     (and clients) that have not noticed yet, and ask keep-alive clients to reconnect;
+//  3. the public listener closes and its requests in flight finish, then the admin
+//     listener closes, all within SHARE_SHUTDOWN_TIMEOUT (requests still running then
+//     are cut);
+//  4. the jobs and the change feed, which in-flight requests may still rely on, stop and
+//     are awaited.
+//
+// The caller then closes the stores (Close), which nothing uses any more.
 func (a *App) Serve(ctx context.Context, public, admin net.Listener) error {
-	a.deps.Log.Info("serving", "addr", public.Addr().String(), "admin_addr", admin.Addr().String(), "config", a.deps.Config)
-	serveCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
+	cfg := a.deps.Config
+	a.deps.Log.Info("serving", "addr", public.Addr().String(), "admin_addr", admin.Addr().String(), "config", cfg)
+	// The servers' context ends only after readiness has turned off.
+	serversCtx, stopServers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopServers()
 	go func() {
 		select {
 		case <-ctx.Done():
 			a.draining.Store(true)
-			a.deps.Log.Info("shutting down")
-			cancel()
-		case <-serveCtx.Done():
+			a.deps.Log.Info("shutting down", "drain_delay", cfg.DrainDelay.String(), "shutdown_timeout", cfg.ShutdownTimeout.String())
+			stopServers()
+		case <-serversCtx.Done():
 		}
 	}()
+	jobsCtx, stopJobs := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopJobs()
+	var background sync.WaitGroup
 	for _, j := range a.jobs {
-		go a.repeat(serveCtx, j)
+		background.Go(func() { a.repeat(jobsCtx, j) })
 	}
-	return httpx.Serve(serveCtx, a.deps.Config.ShutdownTimeout, map[net.Listener]*http.Server{
-		public: httpx.NewServer(a.engine),
-		admin:  httpx.NewServer(a.admin),
-	})
+	background.Go(func() { a.feed.Run(jobsCtx) })
+	err := httpx.Serve(serversCtx, httpx.Shutdown{Drain: cfg.DrainDelay, Timeout: cfg.ShutdownTimeout},
+		httpx.Listener{Name: "public", Net: public, Server: httpx.NewServer(a.engine)},
+		httpx.Listener{Name: "admin", Net: admin, Server: httpx.NewServer(a.admin)})
+	// A listener that failed stops the process too: it is no longer ready either.
+	a.draining.Store(true)
+	stopJobs()
+	background.Wait()
+	a.deps.Log.Info("stopped")
+	return err
 }
 
 // repeat runs j every j.Every until ctx ends, logging its failures.

@@ -2,10 +2,16 @@ package app_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"reflect"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/gin-gonic/gin"
 	"gorm.io/driver/postgres"
@@ -13,6 +19,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/config"
+	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
@@ -28,7 +35,7 @@ func panicking(app.Deps) (app.Service, error) {
 
 func TestPanickingHandlerIs500WithNothingInternal(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		s := testkit.StartServer(t, b, []app.Module{panicking})
+		s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
 		resp := s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/abc"}).Expect(t, http.StatusInternalServerError, "internal_error")
 		for _, leak := range []string{"hunter2", "panic", "goroutine", ".go:"} {
 			if strings.Contains(string(resp.Body), leak) {
@@ -80,7 +87,51 @@ func TestPostgresWithPendingMigrationsIsRefused(t *testing.T) {
 	}
 }
 
-func TestRedisDownFailsOpenAndIsNotReady(t *testing.T) {
+// noDrain starts a test server without the drain delay, which only the shutdown test needs.
+var noDrain = testkit.WithEnv("SHARE_DRAIN_DELAY", "0s")
+
+// readiness fetches /readyz and decodes its body.
+func readiness(t *testing.T, s *testkit.Server) (int, httpx.Readiness) {
+	t.Helper()
+	r := s.Admin(t, "/readyz")
+	var rd httpx.Readiness
+	r.Decode(t, &rd)
+	return r.Status, rd
+}
+
+// dependencyUp returns the value of sharenote_dependency_up for dependency, or "" when
+// /metrics has no such series.
+func dependencyUp(t *testing.T, s *testkit.Server, dependency string) string {
+	t.Helper()
+	re := regexp.MustCompile(`(?m)^sharenote_dependency_up\{dependency="` + dependency + `"\} (\S+)$`)
+	if m := re.FindStringSubmatch(string(s.Admin(t, "/metrics").Body)); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func TestReadyzReportsEachDependency(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+		status, rd := readiness(t, s)
+		wantRedis, wantRedisUp := "up", "1"
+		if b.RedisURL == "" {
+			wantRedis, wantRedisUp = "not configured", ""
+		}
+		want := httpx.Readiness{Status: "ready", Checks: map[string]string{"database": "up", "redis": wantRedis}}
+		if status != http.StatusOK || !reflect.DeepEqual(rd, want) {
+			t.Errorf("/readyz = %d %+v, want 200 %+v", status, rd, want)
+		}
+		if got := dependencyUp(t, s, "database"); got != "1" {
+			t.Errorf(`sharenote_dependency_up{dependency="database"} = %q, want 1`, got)
+		}
+		if got := dependencyUp(t, s, "redis"); got != wantRedisUp {
+			t.Errorf(`sharenote_dependency_up{dependency="redis"} = %q, want %q`, got, wantRedisUp)
+		}
+	})
+}
+
+func TestRedisDownFailsOpenAndStaysReady(t *testing.T) {
 	b := testkit.PostgresBackend(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -89,51 +140,233 @@ func TestRedisDownFailsOpenAndIsNotReady(t *testing.T) {
 	dead := "redis://" + ln.Addr().String() + "/0"
 	_ = ln.Close() // Nothing listens there any more.
 	b.RedisURL = dead
-	s := testkit.StartServer(t, b, []app.Module{panicking})
+	s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
 	for range 3 {
 		s.Do(t, testkit.Request{Method: "GET", Path: "/nowhere"}).Expect(t, http.StatusNotFound, "not_found")
 	}
-	if r := s.Admin(t, "/readyz"); r.Status != http.StatusServiceUnavailable {
-		t.Errorf("/readyz = %d with Redis down, want 503", r.Status)
+	// Every replica shares the Redis: its outage must not take them all out of the
+	// load balancer. /readyz says what is down instead, without its address.
+	status, rd := readiness(t, s)
+	if status != http.StatusOK || rd.Status != "ready" || rd.Checks["redis"] != "down" || rd.Checks["database"] != "up" {
+		t.Errorf("/readyz = %d %+v with Redis down, want 200 ready with redis down and database up", status, rd)
 	}
-	if m := string(s.Admin(t, "/metrics").Body); !strings.Contains(m, "sharenote_ratelimit_errors_total 3") {
-		t.Error("sharenote_ratelimit_errors_total is not 3")
+	if body := string(s.Admin(t, "/readyz").Body); strings.Contains(body, ln.Addr().String()) {
+		t.Errorf("/readyz %s shows Redis's address", body)
 	}
-	if n := strings.Count(s.Logs.String(), "rate limiter unavailable"); n != 1 {
+	if got := dependencyUp(t, s, "redis"); got != "0" {
+		t.Errorf(`sharenote_dependency_up{dependency="redis"} = %q with Redis down, want 0`, got)
+	}
+	// The per-IP limit goes on in the process; its batches to Redis fail and are counted.
+	time.Sleep(300 * time.Millisecond)
+	if m := string(s.Admin(t, "/metrics").Body); !regexp.MustCompile(`(?m)^sharenote_ratelimit_sync_errors_total [1-9]`).MatchString(m) {
+		t.Error("sharenote_ratelimit_sync_errors_total did not count the failed batches")
+	}
+	if n := strings.Count(s.Logs.String(), "rate limiter cannot reach redis"); n != 1 {
 		t.Errorf("logged the Redis outage %d times, want once per interval", n)
 	}
 }
 
-func TestShutdownTurnsReadinessOffAndDrains(t *testing.T) {
+func TestDatabaseDownStaysReadyAndNamesIt(t *testing.T) {
+	b := testkit.PostgresBackend(t)
+	s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+	if status, rd := readiness(t, s); status != http.StatusOK || rd.Checks["database"] != "up" {
+		t.Fatalf("/readyz = %d %+v before the outage, want 200 with the database up", status, rd)
+	}
+	// Take the database away for good: its connections are terminated and it is dropped,
+	// so that neither the pool's connections nor new ones answer.
+	u, err := url.Parse(b.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimPrefix(u.Path, "/")
+	u.Path = "/postgres"
+	server, err := gorm.Open(postgres.Open(u.String()), &gorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Exec("DROP DATABASE " + name + " WITH (FORCE)").Error; err != nil {
+		t.Fatal(err)
+	}
+	sqlDB, _ := server.DB()
+	_ = sqlDB.Close()
+
+	began := time.Now()
+	status, rd := readiness(t, s)
+	if status != http.StatusOK || rd.Status != "ready" || rd.Checks["database"] != "down" || rd.Checks["redis"] != "up" {
+		t.Errorf("/readyz = %d %+v with the database gone, want 200 ready with database down and redis up", status, rd)
+	}
+	if took := time.Since(began); took > 2*time.Second {
+		t.Errorf("/readyz took %v with the database gone; the probe's timeout is 2s", took)
+	}
+	if got := dependencyUp(t, s, "database"); got != "0" {
+		t.Errorf(`sharenote_dependency_up{dependency="database"} = %q with the database gone, want 0`, got)
+	}
+}
+
+func TestPprofOnlyWithSharePprof(t *testing.T) {
+	b := testkit.SQLiteBackend(t)
+	off := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+	if r := off.Admin(t, "/debug/pprof/"); r.Status != http.StatusNotFound {
+		t.Errorf("/debug/pprof/ = %d by default, want 404", r.Status)
+	}
+	on := testkit.StartServer(t, b, []app.Module{panicking}, noDrain, testkit.WithEnv("SHARE_PPROF", "true"))
+	if r := on.Admin(t, "/debug/pprof/"); r.Status != http.StatusOK {
+		t.Errorf("/debug/pprof/ = %d with SHARE_PPROF=true, want 200", r.Status)
+	}
+}
+
+// blocking owns the public note read: GET /api/notes/slow signals entered and waits for
+// release, any other cuid answers at once. Its job runs until the process stops it, then
+// takes a moment to finish, as a job in the middle of a batch would.
+type blocking struct {
+	entered, release, jobRunning chan struct{}
+	// jobStopped is set when the job's context ends, jobFinished when it has returned.
+	jobStopped, jobFinished atomic.Bool
+}
+
+func (b *blocking) module(app.Deps) (app.Service, error) {
+	return app.Service{Name: routes.Notes,
+		Handlers: map[string]gin.HandlerFunc{routes.NoteRead: func(c *gin.Context) {
+			if c.Param("cuid") == "slow" {
+				close(b.entered)
+				<-b.release
+			}
+			c.JSON(http.StatusOK, gin.H{"cuid": c.Param("cuid")})
+		}},
+		Jobs: []app.Job{{Name: "batch", Every: time.Millisecond, Run: func(ctx context.Context) error {
+			if ctx.Err() != nil {
+				return nil // A tick that raced with the stop.
+			}
+			close(b.jobRunning) // Run returns only when the process stops it: this runs once.
+			<-ctx.Done()
+			b.jobStopped.Store(true)
+			time.Sleep(100 * time.Millisecond)
+			b.jobFinished.Store(true)
+			return nil
+		}}},
+	}, nil
+}
+
+func TestShutdownDrainsInFlightRequestsAndStopsInOrder(t *testing.T) {
+	const drain = 2 * time.Second
 	b := testkit.SQLiteBackend(t)
 	cfg, err := config.Load(func(k string) string {
-		return map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL, "SHARE_SHUTDOWN_TIMEOUT": "2s"}[k]
+		return map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL, "SHARE_DRAIN_DELAY": drain.String(), "SHARE_SHUTDOWN_TIMEOUT": "10s"}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.New(context.Background(), cfg, app.Options{Process: "test", Getenv: func(string) string { return "" }, Logs: &testkit.SyncBuffer{}})
+	mod := &blocking{entered: make(chan struct{}), release: make(chan struct{}), jobRunning: make(chan struct{})}
+	a, err := app.New(context.Background(), cfg, app.Options{Process: "test", Modules: []app.Module{mod.module},
+		Getenv: func(string) string { return "" }, Logs: &testkit.SyncBuffer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close(context.Background())
-	public, _ := net.Listen("tcp", "127.0.0.1:0")
-	admin, _ := net.Listen("tcp", "127.0.0.1:0")
+	public, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	publicURL, adminURL := "http://"+public.Addr().String(), "http://"+admin.Addr().String()
 	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- a.Serve(ctx, public, admin) }()
-	if err := a.Ready(context.Background()); err != nil {
-		t.Fatalf("not ready while serving: %v", err)
+	// Every request on a connection of its own, so that "accepts" means a new connection.
+	client := &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	get := func(u string) (int, error) {
+		resp, err := client.Get(u)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.ReadAll(resp.Body)
+		return resp.StatusCode, err
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("Serve after SIGTERM = %v, want a clean shutdown", err)
+	if status, err := get(adminURL + "/readyz"); status != http.StatusOK {
+		t.Fatalf("/readyz = %d %v while serving, want 200", status, err)
 	}
-	if err := a.Ready(context.Background()); err == nil {
-		t.Error("still ready after shutdown began")
+
+	type result struct {
+		status int
+		err    error
 	}
-	if _, err := net.Dial("tcp", public.Addr().String()); err == nil {
-		t.Error("the public listener still accepts connections")
+	inFlight := make(chan result, 1)
+	go func() {
+		status, err := get(publicURL + "/api/notes/slow")
+		inFlight <- result{status, err}
+	}()
+	for what, ch := range map[string]chan struct{}{"the slow request never reached its handler": mod.entered, "the job never ran": mod.jobRunning} {
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatal(what)
+		}
+	}
+
+	cancel() // SIGTERM
+	sigterm := time.Now()
+	if status, err := get(adminURL + "/readyz"); status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz = %d %v right after SIGTERM, want 503", status, err)
+	}
+	if status, err := get(publicURL + "/api/notes/fast"); status != http.StatusOK {
+		t.Errorf("a new request during the drain delay = %d %v, want 200", status, err)
+	}
+	if since := time.Since(sigterm); since >= drain {
+		t.Fatalf("the checks took %v, longer than the drain delay: the test proves nothing", since)
+	}
+
+	// After the drain delay the public listener closes, while the slow request is still
+	// running; the admin listener still answers until it has finished.
+	for {
+		conn, err := net.Dial("tcp", public.Addr().String())
+		if err != nil {
+			break
+		}
+		_ = conn.Close()
+		if time.Since(sigterm) > drain+5*time.Second {
+			t.Fatal("the public listener still accepts long after the drain delay")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if since := time.Since(sigterm); since < drain {
+		t.Errorf("the public listener closed %v after SIGTERM, before the drain delay of %v", since, drain)
+	}
+	if status, err := get(adminURL + "/readyz"); status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz = %d %v while a request drains, want 503 from a still open admin listener", status, err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Serve returned %v with a request still in flight", err)
+	case r := <-inFlight:
+		t.Fatalf("the slow request ended (%d, %v) before it was released", r.status, r.err)
+	default:
+	}
+	if mod.jobStopped.Load() {
+		t.Error("the jobs were stopped while a request was still in flight")
+	}
+
+	close(mod.release)
+	if r := <-inFlight; r.err != nil || r.status != http.StatusOK {
+		t.Errorf("the request in flight at SIGTERM = %d %v, want 200", r.status, r.err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Serve after SIGTERM = %v, want a clean shutdown", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after the last request finished")
+	}
+	if !mod.jobFinished.Load() {
+		t.Error("Serve returned before the job it stopped had finished")
+	}
+	if _, err := net.Dial("tcp", admin.Addr().String()); err == nil {
+		t.Error("the admin listener still accepts after Serve returned")
 	}
 }
 
@@ -158,7 +391,7 @@ func TestMigrateCommandPreparesAnEmptyDatabase(t *testing.T) {
 				t.Fatalf("a second migrate: exit %d, %q", code, errOut.String())
 			}
 			b := testkit.Backend{Name: name, DatabaseURL: url}
-			s := testkit.StartServer(t, b, []app.Module{panicking})
+			s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
 			if r := s.Admin(t, "/readyz"); r.Status != http.StatusOK {
 				t.Errorf("a server on the migrated database is not ready: %d", r.Status)
 			}

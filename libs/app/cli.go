@@ -12,11 +12,16 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace/noop"
 	"gorm.io/gorm"
 
+	"github.com/sharenote/sharenote/libs/changefeed"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/logging"
+	"github.com/sharenote/sharenote/libs/redisx"
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
@@ -34,7 +39,14 @@ type Env struct {
 type Command struct {
 	Name    string
 	Summary string
-	Run     func(ctx context.Context, env Env, args []string) error
+	// Usage is what follows the command's name on its command line, as its help shows it
+	// ("[flags]"); one line per form when it has several, empty when it takes nothing.
+	Usage string
+	// Flags, when set, defines the command's flags on fs, so that its help can list them.
+	// Run parses its own flags, best with the same function, so that the two cannot drift.
+	Flags func(fs *flag.FlagSet)
+	// Run runs the command. It is never called when the command line asks for help.
+	Run func(ctx context.Context, env Env, args []string) error
 }
 
 // ErrUsage marks a command line that could not be understood (exit status 2).
@@ -60,8 +72,18 @@ func (p Program) Exec() {
 
 // Main runs the program with args (without the program name) and returns the exit
 // status: 0 on success, 1 on failure, 2 on a usage error.
+//
+// A command line that asks for help (-h, -help, --h or --help anywhere before a "--")
+// prints usage on stdout and exits 0 without running anything, for every command alike, so
+// that `sharenote migrate --help` cannot migrate and a command added later cannot forget
+// it. As the first argument it asks for the program's usage; after a command's name, for
+// the command's.
 func (p Program) Main(ctx context.Context, env Env, args []string) int {
 	cmds := p.commands()
+	if len(args) > 0 && isHelp(args[0]) {
+		p.usage(env.Stdout, cmds)
+		return 0
+	}
 	name := p.Default
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
@@ -70,6 +92,10 @@ func (p Program) Main(ctx context.Context, env Env, args []string) int {
 	if !ok {
 		p.usage(env.Stderr, cmds)
 		return 2
+	}
+	if asksForHelp(args) {
+		p.commandUsage(env.Stdout, cmd)
+		return 0
 	}
 	if err := cmd.Run(ctx, env, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -84,10 +110,44 @@ func (p Program) Main(ctx context.Context, env Env, args []string) int {
 	return 0
 }
 
+// isHelp reports whether arg is one of the flag package's spellings of the help flag.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--h", "--help":
+		return true
+	}
+	return false
+}
+
+// asksForHelp reports whether a command's arguments ask for help. A help flag that is
+// the value of another flag (`--name -h`) counts too: help is the harmless reading.
+func asksForHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelp(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// noArgs is the argument check of a command that takes none.
+func noArgs(args []string) error {
+	if len(args) > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, args[0])
+	}
+	return nil
+}
+
 func (p Program) commands() map[string]Command {
 	cmds := map[string]Command{
-		"serve": {"serve", "serve the API (public and admin listeners)", p.serve},
-		"migrate": {"migrate", "apply pending database migrations", func(ctx context.Context, env Env, _ []string) error {
+		"serve": {Name: "serve", Summary: "serve the API (public and admin listeners)", Run: p.serve},
+		"migrate": {Name: "migrate", Summary: "apply pending database migrations", Run: func(ctx context.Context, env Env, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
 			cfg, err := config.Load(env.Getenv)
 			if err != nil {
 				return err
@@ -103,10 +163,16 @@ func (p Program) commands() map[string]Command {
 			_, err = fmt.Fprintln(env.Stdout, `{"status":"migrated"}`)
 			return err
 		}},
-		"routes": {"routes", "print the routes table", func(_ context.Context, env Env, _ []string) error {
+		"routes": {Name: "routes", Summary: "print the routes table", Run: func(_ context.Context, env Env, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
 			return routes.Print(env.Stdout)
 		}},
-		"version": {"version", "print the version", func(_ context.Context, env Env, _ []string) error {
+		"version": {Name: "version", Summary: "print the version", Run: func(_ context.Context, env Env, args []string) error {
+			if err := noArgs(args); err != nil {
+				return err
+			}
 			_, err := fmt.Fprintln(env.Stdout, Version)
 			return err
 		}},
@@ -135,11 +201,38 @@ func (p Program) usage(w io.Writer, cmds map[string]Command) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].Summary)
 	}
+	fmt.Fprintf(w, "\n`%s <command> --help` describes a command.\n", p.Name)
+}
+
+// commandUsage prints cmd's help: its command lines, its summary and its flags.
+func (p Program) commandUsage(w io.Writer, cmd Command) {
+	prefix := "usage:"
+	for _, form := range strings.Split(cmd.Usage, "\n") {
+		fmt.Fprintf(w, "%s %s\n", prefix, strings.TrimSpace(p.Name+" "+cmd.Name+" "+form))
+		prefix = "      "
+	}
+	fmt.Fprintf(w, "\n%s\n", cmd.Summary)
+	if cmd.Flags == nil {
+		return
+	}
+	fs := flag.NewFlagSet(cmd.Name, flag.ContinueOnError)
+	cmd.Flags(fs)
+	fs.SetOutput(w)
+	fmt.Fprintln(w, "\nflags:")
+	fs.PrintDefaults()
 }
 
 // WithDB opens the configured database (migrating the embedded default, checking
 // Postgres) for an operator command and closes it afterwards.
 func WithDB(ctx context.Context, env Env, fn func(*gorm.DB) error) error {
+	return WithStores(ctx, env, func(gdb *gorm.DB, _ *changefeed.Feed) error { return fn(gdb) })
+}
+
+// WithStores is WithDB with the change feed, for a command whose changes the serving
+// processes must hear of (a license deactivation revokes cached sessions). With Redis
+// configured the events reach them before the command returns; without it they re-check
+// within a second on their own.
+func WithStores(ctx context.Context, env Env, fn func(*gorm.DB, *changefeed.Feed) error) error {
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		return err
@@ -149,5 +242,22 @@ func WithDB(ctx context.Context, env Env, fn func(*gorm.DB) error) error {
 		return err
 	}
 	defer db.Close(gdb)
-	return fn(gdb)
+	var rdb *redis.Client
+	if cfg.RedisURL != "" {
+		if rdb, err = redisx.Open(cfg.RedisURL); err != nil {
+			return err
+		}
+		defer func() { _ = rdb.Close() }()
+	}
+	feed := changefeed.New(rdb, cfg.RedisKeyPrefix, logging.New(env.Stderr, cfg.LogLevel, "sharenote"), prometheus.NewRegistry())
+	if err := fn(gdb, feed); err != nil {
+		return err
+	}
+	if rdb == nil {
+		return nil
+	}
+	if err := feed.Flush(ctx); err != nil {
+		return fmt.Errorf("the change was made, but not announced to the serving processes (they see it within a second): %w", err)
+	}
+	return nil
 }

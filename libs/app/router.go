@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -22,9 +23,15 @@ func init() { gin.SetMode(gin.ReleaseMode) }
 // newRouter mounts every route of the table that one of services owns, with the
 // middleware its row names. The middleware order, outermost first: request id, tracing,
 // access log, metrics, error rendering, panic recovery, the per-IP limit on everything;
-// then per route: body limit, the per-IP auth limit, bearer auth, the per-account
-// mutation limit, the handler.
-func newRouter(d Deps, lim ratelimit.Limiter, process string, services []Service) (*gin.Engine, error) {
+// then per route: body limit (size and minimum transfer rate), the per-IP auth limit,
+// bearer auth, the per-account mutation limit, the upload cap, the handler.
+// limiters are the process's rate limiters: perIP for the limit every request counts
+// toward, exact for the authentication and mutation limits.
+type limiters struct {
+	perIP, exact ratelimit.Limiter
+}
+
+func newRouter(d Deps, lim limiters, sessions authn.Verifier, process string, services []Service) (*gin.Engine, error) {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
@@ -42,15 +49,16 @@ func newRouter(d Deps, lim ratelimit.Limiter, process string, services []Service
 		telemetry.NewHTTPMetrics(d.Registry).Middleware(),
 		errs.Middleware(d.Log),
 		httpx.Recovery(),
-		ratelimit.Middleware(lim, ratelimit.AllAPI, clientIP),
+		ratelimit.Middleware(lim.perIP, ratelimit.AllAPI, clientIP),
 	)
 
-	auth := authn.Middleware(d.Accounts)
+	auth := authn.Middleware(sessions)
+	uploads := httpx.NewUploads(d.Config.MaxUploads, d.Registry)
 	var mounted []routes.Route
 	for _, s := range services {
 		for _, r := range routes.ForService(s.Name) {
 			if h, ok := s.Handlers[r.ID]; ok {
-				handlers := append(chain(r, lim, auth), h)
+				handlers := append(chain(r, lim, auth, uploads), h)
 				e.Handle(r.Method, r.Path, handlers...)
 				mounted = append(mounted, r)
 				if r.Method == http.MethodGet {
@@ -78,25 +86,41 @@ func newRouter(d Deps, lim ratelimit.Limiter, process string, services []Service
 	return e, nil
 }
 
-// chain returns the per-route middleware of r's table row.
-func chain(r routes.Route, lim ratelimit.Limiter, auth gin.HandlerFunc) []gin.HandlerFunc {
+// chain returns the per-route middleware of r's table row. Routes whose bodies may be
+// larger than a small JSON body take a slot of the process's upload cap after the
+// caller's identity and limits are checked, so that neither an anonymous client nor an
+// account over its mutation limit can occupy one.
+func chain(r routes.Route, lim limiters, auth gin.HandlerFunc, uploads *httpx.Uploads) []gin.HandlerFunc {
 	var hs []gin.HandlerFunc
 	if r.MaxBody > 0 {
 		hs = append(hs, httpx.BodyLimit(r.MaxBody))
 	}
 	switch r.Access {
 	case routes.License:
-		hs = append(hs, ratelimit.Middleware(lim, ratelimit.Auth, clientIP))
+		hs = append(hs, ratelimit.Middleware(lim.exact, ratelimit.Auth, clientIP))
 	case routes.Bearer:
 		hs = append(hs, auth)
 	case routes.Mutation:
-		hs = append(hs, auth, ratelimit.Middleware(lim, ratelimit.Mutation, authn.AccountKey))
+		hs = append(hs, auth, ratelimit.Middleware(lim.exact, ratelimit.Mutation, authn.AccountKey))
 	case routes.Public:
+	}
+	if r.MaxBody > routes.SmallLimit {
+		hs = append(hs, uploads.Middleware())
 	}
 	return hs
 }
 
-func clientIP(c *gin.Context) string { return c.ClientIP() }
+// clientIP keys the per-IP limits: the client's IPv4 address, or the /64 network of its
+// IPv6 address, since one subscriber commonly holds a whole /64 and could otherwise
+// rotate through its addresses to escape every limit.
+func clientIP(c *gin.Context) string {
+	ip := c.ClientIP()
+	addr, err := netip.ParseAddr(ip)
+	if err != nil || !addr.Is6() || addr.Is4In6() {
+		return ip
+	}
+	return netip.PrefixFrom(addr, 64).Masked().String()
+}
 
 // allowed lists the methods mounted for the paths that match path, for the Allow header.
 func allowed(mounted []routes.Route, path string) []string {

@@ -38,15 +38,30 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// LogLevel is the minimum level logged.
 	LogLevel slog.Level
-	// ShutdownTimeout bounds the drain of in-flight requests after SIGTERM.
+	// DrainDelay is how long the listeners go on accepting and serving after SIGTERM, with
+	// readiness already off, so that load balancers stop sending requests before the
+	// listeners close. It is 0 where something else waits first (the chart's preStop sleep).
+	DrainDelay time.Duration
+	// ShutdownTimeout bounds the wait for in-flight requests once the listeners close.
 	ShutdownTimeout time.Duration
+	// Pprof serves /debug/pprof/ on the admin listener; it is off unless asked for, because
+	// profiles expose the process's internals and cost CPU.
+	Pprof bool
 	// ReapInterval is how often the process itself deletes the bytes of released images;
 	// 0 leaves it to the reaper CronJob. It defaults to 10m on the embedded default (which
 	// has no CronJob) and to 0 on Postgres.
 	ReapInterval time.Duration
+	// UnpublishedRetention is how long the text and version snapshots of an unpublished
+	// note are kept; the reaper (CronJob or ReapInterval) deletes them afterwards.
+	UnpublishedRetention time.Duration
 	// ImageQuotaBytes is each account's image storage (SPEC: 1,000,000,000 bytes). Only
 	// tests and deliberately small installations lower it.
 	ImageQuotaBytes int64
+	// CacheBytes bounds the per-process cache of public reads; 0 turns it off.
+	CacheBytes int64
+	// MaxUploads caps the requests with a large body (multipart publishes, big JSON) one
+	// process handles at once; more are refused with 503 before their bodies are read.
+	MaxUploads int
 }
 
 // Variables lists every environment variable Load reads with its default, in the order
@@ -61,9 +76,14 @@ var Variables = []struct{ Name, Default, Meaning string }{
 	{"SHARE_REDIS_KEY_PREFIX", "sharenote:", "prefix of every Redis key"},
 	{"SHARE_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed"},
 	{"SHARE_LOG_LEVEL", "info", "debug, info, warn, error"},
-	{"SHARE_SHUTDOWN_TIMEOUT", "20s", "drain time after SIGTERM"},
+	{"SHARE_DRAIN_DELAY", "5s", "how long listeners still accept after SIGTERM (readiness already off); 0 = none"},
+	{"SHARE_SHUTDOWN_TIMEOUT", "20s", "time in-flight requests get to finish once the listeners close"},
+	{"SHARE_PPROF", "false", "true serves /debug/pprof/ on the admin listener"},
 	{"SHARE_IMAGE_QUOTA_BYTES", "1000000000", "image storage per account"},
 	{"SHARE_REAP_INTERVAL", "10m on SQLite, 0 on Postgres", "in-process reaper period; 0 = off"},
+	{"SHARE_UNPUBLISHED_RETENTION", "7d", "how long an unpublished note's text and versions are kept before the reaper deletes them (Go duration or whole days, e.g. 36h, 30d)"},
+	{"SHARE_CACHE_BYTES", "67108864", "per-process cache of public reads, in bytes; 0 = off"},
+	{"SHARE_MAX_UPLOADS", "8", "requests with a body over 64 KiB one process handles at once; more get 503"},
 }
 
 // Load reads the configuration through getenv (os.Getenv in production, a map in tests).
@@ -118,17 +138,32 @@ func Load(getenv func(string) string) (Config, error) {
 		errList = append(errList, fmt.Errorf("SHARE_SHUTDOWN_TIMEOUT=%q is not a positive duration", getenv("SHARE_SHUTDOWN_TIMEOUT")))
 	}
 	c.ShutdownTimeout = d
+	if c.DrainDelay, err = time.ParseDuration(get("SHARE_DRAIN_DELAY", "5s")); err != nil || c.DrainDelay < 0 {
+		errList = append(errList, fmt.Errorf("SHARE_DRAIN_DELAY=%q is not a duration ≥ 0", getenv("SHARE_DRAIN_DELAY")))
+	}
+	if c.Pprof, err = strconv.ParseBool(get("SHARE_PPROF", "false")); err != nil {
+		errList = append(errList, fmt.Errorf("SHARE_PPROF=%q is not true or false", getenv("SHARE_PPROF")))
+	}
 	q, err := strconv.ParseInt(get("SHARE_IMAGE_QUOTA_BYTES", "1000000000"), 10, 64)
 	if err != nil || q < 0 {
 		errList = append(errList, fmt.Errorf("SHARE_IMAGE_QUOTA_BYTES=%q is not a number of bytes", getenv("SHARE_IMAGE_QUOTA_BYTES")))
 	}
 	c.ImageQuotaBytes = q
+	if c.CacheBytes, err = strconv.ParseInt(get("SHARE_CACHE_BYTES", "67108864"), 10, 64); err != nil || c.CacheBytes < 0 {
+		errList = append(errList, fmt.Errorf("SHARE_CACHE_BYTES=%q is not a number of bytes", getenv("SHARE_CACHE_BYTES")))
+	}
+	if c.MaxUploads, err = strconv.Atoi(get("SHARE_MAX_UPLOADS", "8")); err != nil || c.MaxUploads < 1 || c.MaxUploads > 10_000 {
+		errList = append(errList, fmt.Errorf("SHARE_MAX_UPLOADS=%q is not a whole number from 1 to 10000", getenv("SHARE_MAX_UPLOADS")))
+	}
 	reapDefault := "0"
 	if strings.HasPrefix(c.DatabaseURL, "sqlite:") {
 		reapDefault = "10m"
 	}
 	if c.ReapInterval, err = time.ParseDuration(get("SHARE_REAP_INTERVAL", reapDefault)); err != nil || c.ReapInterval < 0 {
 		errList = append(errList, fmt.Errorf("SHARE_REAP_INTERVAL=%q is not a duration ≥ 0", getenv("SHARE_REAP_INTERVAL")))
+	}
+	if c.UnpublishedRetention, err = parseRetention(get("SHARE_UNPUBLISHED_RETENTION", "7d")); err != nil || c.UnpublishedRetention <= 0 {
+		errList = append(errList, fmt.Errorf("SHARE_UNPUBLISHED_RETENTION=%q is not a positive duration such as 36h or 30d", getenv("SHARE_UNPUBLISHED_RETENTION")))
 	}
 	if err := errors.Join(errList...); err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", err)
@@ -158,9 +193,14 @@ func (c Config) LogValue() slog.Value {
 		slog.String("redis_key_prefix", c.RedisKeyPrefix),
 		slog.Any("trusted_proxies", c.TrustedProxyStrings()),
 		slog.String("log_level", c.LogLevel.String()),
+		slog.String("drain_delay", c.DrainDelay.String()),
 		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
+		slog.Bool("pprof", c.Pprof),
 		slog.Int64("image_quota_bytes", c.ImageQuotaBytes),
 		slog.String("reap_interval", c.ReapInterval.String()),
+		slog.String("unpublished_retention", c.UnpublishedRetention.String()),
+		slog.Int64("cache_bytes", c.CacheBytes),
+		slog.Int("max_uploads", c.MaxUploads),
 	)
 }
 
@@ -196,6 +236,20 @@ func defaultPublicURL(addr string) string {
 		host = "localhost"
 	}
 	return "http://" + net.JoinHostPort(host, port)
+}
+
+// parseRetention reads a Go duration or a whole number of days ("30d"): retentions are
+// counted in days, which Go durations do not have.
+func parseRetention(s string) (time.Duration, error) {
+	days, ok := strings.CutSuffix(s, "d")
+	if !ok {
+		return time.ParseDuration(s)
+	}
+	n, err := strconv.Atoi(days)
+	if err != nil || n < 0 || n > 100_000 {
+		return 0, fmt.Errorf("%q is not a whole number of days", s)
+	}
+	return time.Duration(n) * 24 * time.Hour, nil
 }
 
 func parsePrefix(s string) (netip.Prefix, error) {

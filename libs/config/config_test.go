@@ -30,18 +30,23 @@ func load(t *testing.T, vars map[string]string) config.Config {
 
 func TestLoadDefaults(t *testing.T) {
 	want := config.Config{
-		Addr:            "127.0.0.1:8080",
-		AdminAddr:       "127.0.0.1:9090",
-		PublicURL:       "http://127.0.0.1:8080",
-		DataDir:         "./.data",
-		DatabaseURL:     "sqlite:.data/sharenote.db",
-		RedisURL:        "",
-		RedisKeyPrefix:  "sharenote:",
-		TrustedProxies:  nil,
-		LogLevel:        slog.LevelInfo,
-		ShutdownTimeout: 20 * time.Second,
-		ReapInterval:    10 * time.Minute, // The embedded default has no CronJob.
-		ImageQuotaBytes: 1_000_000_000,
+		Addr:                 "127.0.0.1:8080",
+		AdminAddr:            "127.0.0.1:9090",
+		PublicURL:            "http://127.0.0.1:8080",
+		DataDir:              "./.data",
+		DatabaseURL:          "sqlite:.data/sharenote.db",
+		RedisURL:             "",
+		RedisKeyPrefix:       "sharenote:",
+		TrustedProxies:       nil,
+		LogLevel:             slog.LevelInfo,
+		ShutdownTimeout:      20 * time.Second,
+		DrainDelay:           5 * time.Second, // Without a preStop sleep, the process waits itself.
+		Pprof:                false,
+		ReapInterval:         10 * time.Minute, // The embedded default has no CronJob.
+		UnpublishedRetention: 7 * 24 * time.Hour,
+		ImageQuotaBytes:      1_000_000_000,
+		CacheBytes:           64 << 20,
+		MaxUploads:           8,
 	}
 	if got := load(t, nil); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Load with an empty environment:\n got %+v\nwant %+v", got, want)
@@ -120,6 +125,24 @@ func TestLoadSettings(t *testing.T) {
 		{"the shutdown timeout is a Go duration",
 			map[string]string{"SHARE_SHUTDOWN_TIMEOUT": "1m30s"},
 			func(c config.Config) (any, any) { return c.ShutdownTimeout, 90 * time.Second }},
+		{"the drain delay can be turned off where a preStop sleep covers it",
+			map[string]string{"SHARE_DRAIN_DELAY": "0"},
+			func(c config.Config) (any, any) { return c.DrainDelay, time.Duration(0) }},
+		{"the drain delay is a Go duration",
+			map[string]string{"SHARE_DRAIN_DELAY": "1500ms"},
+			func(c config.Config) (any, any) { return c.DrainDelay, 1500 * time.Millisecond }},
+		{"pprof is served only when asked for",
+			map[string]string{"SHARE_PPROF": "true"},
+			func(c config.Config) (any, any) { return c.Pprof, true }},
+		{"pprof can be turned off explicitly",
+			map[string]string{"SHARE_PPROF": "false"},
+			func(c config.Config) (any, any) { return c.Pprof, false }},
+		{"the unpublished retention is a Go duration",
+			map[string]string{"SHARE_UNPUBLISHED_RETENTION": "36h"},
+			func(c config.Config) (any, any) { return c.UnpublishedRetention, 36 * time.Hour }},
+		{"the unpublished retention may be given in days",
+			map[string]string{"SHARE_UNPUBLISHED_RETENTION": "30d"},
+			func(c config.Config) (any, any) { return c.UnpublishedRetention, 30 * 24 * time.Hour }},
 		{"the image quota can be lowered",
 			map[string]string{"SHARE_IMAGE_QUOTA_BYTES": "5000000"},
 			func(c config.Config) (any, any) { return c.ImageQuotaBytes, int64(5_000_000) }},
@@ -179,10 +202,21 @@ func TestLoadRejectsInvalidValues(t *testing.T) {
 		{"a shutdown timeout without a unit is rejected", "SHARE_SHUTDOWN_TIMEOUT", "20"},
 		{"a zero shutdown timeout is rejected", "SHARE_SHUTDOWN_TIMEOUT", "0s"},
 		{"a negative shutdown timeout is rejected", "SHARE_SHUTDOWN_TIMEOUT", "-5s"},
+		{"a drain delay without a unit is rejected", "SHARE_DRAIN_DELAY", "5"},
+		{"a negative drain delay is rejected", "SHARE_DRAIN_DELAY", "-1s"},
+		{"a pprof switch that is not a boolean is rejected", "SHARE_PPROF", "yes"},
 		{"an image quota that is not a number is rejected", "SHARE_IMAGE_QUOTA_BYTES", "1GB"},
 		{"a negative image quota is rejected", "SHARE_IMAGE_QUOTA_BYTES", "-1"},
 		{"a reap interval that is not a duration is rejected", "SHARE_REAP_INTERVAL", "hourly"},
 		{"a negative reap interval is rejected", "SHARE_REAP_INTERVAL", "-1m"},
+		{"a zero unpublished retention is rejected", "SHARE_UNPUBLISHED_RETENTION", "0"},
+		{"a negative unpublished retention is rejected", "SHARE_UNPUBLISHED_RETENTION", "-1h"},
+		{"an unpublished retention of fractional days is rejected", "SHARE_UNPUBLISHED_RETENTION", "1.5d"},
+		{"an unpublished retention that is not a duration is rejected", "SHARE_UNPUBLISHED_RETENTION", "a week"},
+		{"a cache size that is not a number of bytes is rejected", "SHARE_CACHE_BYTES", "64MiB"},
+		{"a negative cache size is rejected", "SHARE_CACHE_BYTES", "-1"},
+		{"an upload cap that is not a number is rejected", "SHARE_MAX_UPLOADS", "many"},
+		{"an upload cap of zero is rejected", "SHARE_MAX_UPLOADS", "0"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -281,7 +315,7 @@ func TestLogValueNeverShowsAPassword(t *testing.T) {
 			if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
 				t.Fatalf("log line is not JSON: %v\n%s", err, out)
 			}
-			for _, key := range []string{"addr", "admin_addr", "public_url", "database_url", "redis_url", "log_level", "shutdown_timeout"} {
+			for _, key := range []string{"addr", "admin_addr", "public_url", "database_url", "redis_url", "log_level", "drain_delay", "shutdown_timeout", "pprof"} {
 				if _, ok := line.Config[key]; !ok {
 					t.Errorf("the logged configuration lacks %s:\n%s", key, out)
 				}

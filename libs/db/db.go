@@ -36,7 +36,10 @@ func Open(ctx context.Context, url string, tp trace.TracerProvider) (*gorm.DB, e
 	cfg := &gorm.Config{
 		Logger:         logger.Discard, // Requests are logged once, by the HTTP middleware.
 		TranslateError: true,           // Unique violations arrive as gorm.ErrDuplicatedKey.
-		NowFunc:        func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		// A write of one statement is atomic by itself, and every write of several runs in
+		// an explicit transaction: gorm's implicit one would cost two round trips more.
+		SkipDefaultTransaction: true,
+		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
 	}
 	var (
 		gdb *gorm.DB
@@ -73,11 +76,24 @@ func Open(ctx context.Context, url string, tp trace.TracerProvider) (*gorm.DB, e
 // openSQLite opens the embedded default's file, creating its folder. WAL lets readers run
 // beside the writer; one open connection serialises writers inside the process, which is
 // what SQLite wants, and the busy timeout covers a second process (the CLI) on the file.
+//
+// The file holds every note, including unpublished ones, and the hashes of credentials, so
+// only its owner may read it: folders are created 0700 and the file 0600. The file is
+// created here, before SQLite would create it 0644 (readable by every user of the machine
+// under the usual umask); SQLite gives its -wal and -shm files the mode of the database
+// file. An existing folder or file keeps the mode it has.
 func openSQLite(path string, cfg *gorm.Config) (*gorm.DB, error) {
 	if dir := filepath.Dir(path); dir != "" {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
 	}
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
 	gdb, err := gorm.Open(sqlite.Open(dsn), cfg)

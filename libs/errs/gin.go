@@ -1,6 +1,8 @@
 package errs
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -13,16 +15,26 @@ func Abort(c *gin.Context, err error) {
 	c.Abort()
 }
 
+// StatusClientClosedRequest is the status recorded (nginx's convention) for a request
+// its client abandoned: nobody reads the answer, and nothing failed on our side.
+const StatusClientClosedRequest = 499
+
 // Middleware renders the last error recorded on the context as the JSON error body. It is
 // the only place an error becomes a response: 5xx causes are logged here, once, and the
-// client sees only the generic message.
+// client sees only the generic message. A request whose client hung up is recorded as
+// 499 and not logged as an error.
 func Middleware(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		c.Next()
 		if len(c.Errors) == 0 || c.Writer.Written() {
 			return
 		}
-		e := As(c.Errors.Last().Err)
+		err := c.Errors.Last().Err
+		if errors.Is(err, context.Canceled) && c.Request.Context().Err() != nil {
+			c.AbortWithStatus(StatusClientClosedRequest)
+			return
+		}
+		e := As(err)
 		if e.Status >= http.StatusInternalServerError {
 			log.ErrorContext(c.Request.Context(), "request failed", "err", e, "route", c.FullPath())
 			if e.Status == http.StatusServiceUnavailable {

@@ -22,9 +22,12 @@ import (
 const RequestIDHeader = "X-Request-ID"
 
 // RequestID takes a well-formed incoming X-Request-ID (from the ingress) or makes one,
-// echoes it in the response and puts it in the request context for the logger.
+// echoes it in the response and puts it in the request context for the logger. Every
+// response also says X-Content-Type-Options: nosniff, so that no browser reads a body as
+// another media type than the one it is sent with.
 func RequestID() gin.HandlerFunc {
 	return func(c *gin.Context) {
+		c.Header("X-Content-Type-Options", "nosniff")
 		id := c.GetHeader(RequestIDHeader)
 		if !validRequestID(id) {
 			var b [12]byte
@@ -91,15 +94,40 @@ func Recovery() gin.HandlerFunc {
 
 // BodyLimit caps the request body at n bytes: a declared Content-Length over n is refused
 // at once, and a body that grows past n fails while being read, so no handler ever
-// buffers more than n bytes.
+// buffers more than n bytes. It also holds the body to the minimum transfer rate
+// (MinBodyRate, BodyRateWindow): a body that arrives slower is cut and answered with
+// 408 request_timeout, whatever error the handler made of the failed read.
 func BodyLimit(n int64) gin.HandlerFunc {
+	return BodyLimitRate(n, MinBodyRate, BodyRateWindow)
+}
+
+// BodyLimitRate is BodyLimit with another minimum rate, in bytes per second, and window;
+// tests use it to see the cut in milliseconds.
+func BodyLimitRate(n, rate int64, window time.Duration) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		if c.Request.ContentLength > n {
 			errs.Abort(c, TooLarge(n))
 			return
 		}
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+		body := newRateBody(c.Writer, c.Request, rate, window)
+		// net/http's own writer, not gin's: over the limit, MaxBytesReader tells it to
+		// close the connection gracefully after answering instead of reading the rest.
+		c.Request.Body = http.MaxBytesReader(netHTTPWriter(c.Writer), body, n)
 		c.Next()
+		switch {
+		case body.slow:
+			// The rest of the body is not worth waiting for; a client still trickling it
+			// reads the answer before the connection closes.
+			dropBody(c)
+			if !c.Writer.Written() {
+				errs.Abort(c, TooSlow())
+			}
+		case body.started && !body.eof && len(c.Errors) > 0:
+			// The handler refused the request part-way through its body (too large, too
+			// many images): answer at once and drop the connection instead of reading
+			// the rest.
+			dropBody(c)
+		}
 	}
 }
 
@@ -109,11 +137,14 @@ func TooLarge(n int64) *errs.Error {
 }
 
 // ReadError translates an error met while reading a request body: over the limit is 413,
-// anything else is the client's broken body.
+// below the minimum rate 408, anything else is the client's broken body.
 func ReadError(err error) *errs.Error {
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		return TooLarge(mbe.Limit)
+	}
+	if errors.Is(err, ErrBodyTooSlow) {
+		return TooSlow()
 	}
 	return errs.New(http.StatusBadRequest, errs.InvalidBody, "The request body could not be read.")
 }

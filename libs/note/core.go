@@ -5,22 +5,68 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/sharenote/sharenote/libs/cuid"
 )
 
-// Image is an uploaded image that passed CheckImage.
+// The image limits. Each image row costs a database row, a blob and work at every
+// unpublish; these bound what one request and one account can make the service keep. A
+// note worth reading rarely embeds more than a few dozen images.
+const (
+	// MaxImagesPerPublish bounds the images of one publish request; the parser stops
+	// reading the body at the first image over it.
+	MaxImagesPerPublish = 100
+	// MaxImagesPerAccount bounds an account's images that count toward its storage (those
+	// of active and expired publications; unpublishing releases them). It holds under
+	// concurrent publishes as the byte quota does.
+	MaxImagesPerAccount = 10_000
+)
+
+// ErrTooManyImages is a publish over one of the image limits; the error that wraps it is
+// a *TooManyImagesError naming the limit.
+var ErrTooManyImages = errors.New("too many images")
+
+// TooManyImagesError says which image limit a publish would pass.
+type TooManyImagesError struct {
+	// Limit is the number of images allowed.
+	Limit int
+	// PerAccount is true for the account's limit, false for the limit per publish.
+	PerAccount bool
+}
+
+func (e *TooManyImagesError) Error() string {
+	if e.PerAccount {
+		return fmt.Sprintf("too many images: an account keeps at most %d images of published notes", e.Limit)
+	}
+	return fmt.Sprintf("too many images: a publish carries at most %d images", e.Limit)
+}
+
+// Unwrap makes errors.Is(err, ErrTooManyImages) hold.
+func (e *TooManyImagesError) Unwrap() error { return ErrTooManyImages }
+
+// Image is an uploaded image that passed CheckImage. Its bytes are Data, or, for an image a
+// parser set aside while reading the request (so that a request's images are not all in
+// memory at once), what Load returns; Size and SHA256 then describe them.
 type Image struct {
 	Filename  string
 	MediaType string
 	Data      []byte
+	Size      int64
+	SHA256    string
+	// Load, when set, appends the image's bytes to buf and returns the result; the store
+	// calls it for one image at a time, reusing buf.
+	Load func(buf []byte) ([]byte, error)
 }
 
 // StoredImage is an image as stored: metadata plus the key of its bytes.
@@ -33,7 +79,17 @@ type StoredImage struct {
 	SHA256          string
 	BlobKey         string
 	Data            []byte // Only on the way in; reads fetch the bytes by BlobKey.
-	CreatedAt       time.Time
+	// Load, when set on the way in instead of Data, appends the bytes to buf (see Image).
+	Load      func(buf []byte) ([]byte, error)
+	CreatedAt time.Time
+}
+
+// Bytes returns the image's bytes on the way in: Data, or what Load appends to buf.
+func (i StoredImage) Bytes(buf []byte) ([]byte, error) {
+	if i.Load == nil {
+		return i.Data, nil
+	}
+	return i.Load(buf)
 }
 
 // Draft is a publish request after its body format was parsed.
@@ -62,6 +118,9 @@ type Patch struct {
 	Properties     Optional[map[string]any]
 	ShowProperties *bool
 	ExpiresAt      Optional[time.Time]
+	// IfMatch, when not empty, lists the etags of which the publication must still have
+	// one ("*": any); otherwise the update fails with ErrStale and changes nothing.
+	IfMatch []string
 }
 
 // Empty reports whether the patch changes nothing.
@@ -91,11 +150,11 @@ type Version struct {
 
 // Storer is what the use cases need from storage; notedb implements it.
 type Storer interface {
-	// Create stores p with its images, charging their bytes to the account in the same
-	// transaction; ErrQuotaExceeded when that would pass quota.
+	// Create stores p with its images, charging their bytes and their number to the
+	// account in the same transaction: ErrQuotaExceeded when that would pass quota, a
+	// *TooManyImagesError when it would pass MaxImagesPerAccount. It reads the images'
+	// bytes one at a time (StoredImage.Bytes).
 	Create(ctx context.Context, p Publication, images []StoredImage, quota int64) error
-	// Find returns the publication in any state; ErrNotFound when there is none.
-	Find(ctx context.Context, cuid string) (Publication, error)
 	// Update locks the owner's published (active or expired) publication, stores a
 	// snapshot of it, calls apply with it and the names of its images, and saves the
 	// result, all in one transaction. Only the MaxVersions newest snapshots are kept.
@@ -109,12 +168,53 @@ type Storer interface {
 	// List returns up to limit of the owner's published publications after the cursor,
 	// newest first, ties broken by cuid.
 	List(ctx context.Context, accountCUID string, after *Cursor, limit int) ([]Publication, error)
-	// FindImage returns an image's metadata; ErrNotFound when there is none.
-	FindImage(ctx context.Context, userCUID, noteCUID, filename string) (StoredImage, error)
-	// ImageData returns the bytes stored under key.
-	ImageData(ctx context.Context, key string) ([]byte, error)
+	// FindView returns the publication in any state with its owner's settings, in one
+	// query; ErrNotFound when there is none.
+	FindView(ctx context.Context, cuid string) (View, error)
+	// SaveRender stores a render of the publication's content made by version of the
+	// renderer, unless the publication changed since (its etag is no longer etag) or a
+	// newer renderer stored its own.
+	SaveRender(ctx context.Context, cuid, etag, html string, version int) error
+	// FindImageView returns an image with its bytes, its publication's state and the
+	// owner's settings, in one query; ErrNotFound when there is no such image.
+	FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error)
 	// CursorKey returns the installation's cursor MAC key, making it on first use.
 	CursorKey(ctx context.Context) ([]byte, error)
+}
+
+// Renderer turns a note's Markdown into sanitized HTML within bounds; libs/render
+// implements it.
+type Renderer interface {
+	// Render returns the HTML and the blocks it had to show as plain text.
+	Render(ctx context.Context, markdown string) (html string, fallbacks []Fallback, err error)
+	// Version identifies the renderer's output; stored renders of another version are
+	// rendered again when first read.
+	Version() int
+}
+
+// Fallback is a block the renderer showed as plain text because it missed a bound.
+type Fallback struct {
+	Ref    string // The block's first line.
+	Reason string
+}
+
+// Notifier tells every process that a publication changed, so that cached public reads
+// of it are dropped everywhere.
+type Notifier interface {
+	NoteChanged(ctx context.Context, cuid string)
+}
+
+// Config is what a Core is built from.
+type Config struct {
+	// Now is the clock.
+	Now func() time.Time
+	// PublicURL is {base_url}.
+	PublicURL string
+	// Quota is the image storage per account in bytes.
+	Quota    int64
+	Renderer Renderer
+	// Notifier is told of every change; nil tells no one (a single process without caches).
+	Notifier Notifier
 }
 
 // Core implements the publication use cases.
@@ -123,19 +223,24 @@ type Core struct {
 	now       func() time.Time
 	publicURL string
 	quota     int64
+	renderer  Renderer
+	notifier  Notifier
+	rerender  singleflight.Group
 
 	keyMu     sync.Mutex
 	cursorKey []byte
 }
 
-// NewCore returns the use cases on store; publicURL is {base_url} and quota the image
-// storage per account in bytes.
-func NewCore(store Storer, now func() time.Time, publicURL string, quota int64) *Core {
-	return &Core{store: store, now: now, publicURL: publicURL, quota: quota}
+// NewCore returns the use cases on store.
+func NewCore(store Storer, cfg Config) *Core {
+	return &Core{store: store, now: cfg.Now, publicURL: cfg.PublicURL, quota: cfg.Quota, renderer: cfg.Renderer, notifier: cfg.Notifier}
 }
 
 // Now returns the core's clock reading, truncated to the milliseconds timestamps carry.
 func (c *Core) Now() time.Time { return c.now().UTC().Truncate(time.Millisecond) }
+
+// Clock returns the time by which the core judges expiry: Now without the truncation.
+func (c *Core) Clock() time.Time { return c.now() }
 
 // PublicURL returns {base_url}.
 func (c *Core) PublicURL() string { return c.publicURL }
@@ -152,6 +257,9 @@ func (c *Core) ImageURL(userCUID, noteCUID, filename string) string {
 // properties win per key), a frontmatter title is the title when none was given, image
 // wikilinks become image URLs, and the images are stored and charged to the account.
 func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Publication, error) {
+	if len(d.Images) > MaxImagesPerPublish {
+		return Publication{}, &TooManyImagesError{Limit: MaxImagesPerPublish}
+	}
 	now := c.Now()
 	p := Publication{CUID: cuid.New(), AccountCUID: accountCUID, Title: d.Title, Summary: d.Summary,
 		ShowProperties: d.ShowProperties, ExpiresAt: d.ExpiresAt, CreatedAt: now, UpdatedAt: now}
@@ -165,17 +273,55 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	if err := checkSize(&p); err != nil {
 		return Publication{}, err
 	}
+	if err := c.render(ctx, &p); err != nil {
+		return Publication{}, err
+	}
+	p.ETag = newETag()
 	images := make([]StoredImage, len(d.Images))
 	for i, img := range d.Images {
-		sum := sha256.Sum256(img.Data)
+		size, digest := img.Size, img.SHA256
+		if img.Load == nil {
+			sum := sha256.Sum256(img.Data)
+			size, digest = int64(len(img.Data)), hex.EncodeToString(sum[:])
+		}
 		images[i] = StoredImage{AccountCUID: accountCUID, PublicationCUID: p.CUID, Filename: img.Filename,
-			MediaType: img.MediaType, Size: int64(len(img.Data)), SHA256: hex.EncodeToString(sum[:]),
-			BlobKey: "images/" + p.CUID + "/" + cuid.New(), Data: img.Data, CreatedAt: now}
+			MediaType: img.MediaType, Size: size, SHA256: digest,
+			BlobKey: "images/" + p.CUID + "/" + cuid.New(), Data: img.Data, Load: img.Load, CreatedAt: now}
 	}
 	if err := c.store.Create(ctx, p, images, c.quota); err != nil {
 		return Publication{}, fmt.Errorf("publish: %w", err)
 	}
+	// A process may have cached that this cuid does not exist.
+	c.notify(ctx, p.CUID)
 	return p, nil
+}
+
+// render renders p's content into p.HTML and turns the blocks shown as plain text into
+// warnings.
+func (c *Core) render(ctx context.Context, p *Publication) error {
+	if c.renderer == nil {
+		return nil
+	}
+	html, fallbacks, err := c.renderer.Render(ctx, p.Content)
+	if err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	p.HTML, p.RenderVersion = html, c.renderer.Version()
+	p.Warnings = nil
+	for _, f := range fallbacks {
+		p.Warnings = append(p.Warnings, Warning{Code: WarnRenderFallback, Ref: f.Ref,
+			Message: "A block is shown as plain text: " + f.Reason + "."})
+	}
+	return nil
+}
+
+// newETag makes a publication etag: random, so that no two states share one.
+func newETag() string { return cuid.New() }
+
+func (c *Core) notify(ctx context.Context, cuid string) {
+	if c.notifier != nil {
+		c.notifier.NoteChanged(ctx, cuid)
+	}
 }
 
 // setContent parses content's frontmatter into p: the body without it, the properties
@@ -234,16 +380,37 @@ func checkSize(p *Publication) error {
 	return nil
 }
 
-// Read returns a publication for the public: ErrNotFound unless it is active.
-func (c *Core) Read(ctx context.Context, cuid string) (Publication, error) {
-	p, err := c.store.Find(ctx, cuid)
+// ReadView returns an active publication with its owner's settings, for the public:
+// ErrNotFound unless it is active. A publication rendered by another version of the
+// renderer is rendered again, once however many readers ask at the same time, and stored.
+func (c *Core) ReadView(ctx context.Context, cuid string) (View, error) {
+	v, err := c.store.FindView(ctx, cuid)
 	if err != nil {
-		return Publication{}, err
+		return View{}, err
 	}
-	if p.Status(c.now()) != Active {
-		return Publication{}, ErrNotFound
+	if v.Status(c.now()) != Active {
+		return View{}, ErrNotFound
 	}
-	return p, nil
+	if c.renderer == nil || v.RenderVersion == c.renderer.Version() {
+		return v, nil
+	}
+	html, err, _ := c.rerender.Do(cuid+"\x00"+v.ETag, func() (any, error) {
+		// Detached from the reader: other readers wait for this render.
+		ctx := context.WithoutCancel(ctx)
+		p := v.Publication
+		if err := c.render(ctx, &p); err != nil {
+			return nil, err
+		}
+		if err := c.store.SaveRender(ctx, cuid, p.ETag, p.HTML, p.RenderVersion); err != nil {
+			return nil, fmt.Errorf("save render: %w", err)
+		}
+		return p.HTML, nil
+	})
+	if err != nil {
+		return View{}, err
+	}
+	v.HTML, v.RenderVersion = html.(string), c.renderer.Version()
+	return v, nil
 }
 
 // Update applies a patch to the owner's publication after snapshotting it. New content
@@ -252,6 +419,9 @@ func (c *Core) Read(ctx context.Context, cuid string) (Publication, error) {
 func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch) (Publication, error) {
 	now := c.Now()
 	p, err := c.store.Update(ctx, cuid, accountCUID, now, func(p *Publication, images []string) error {
+		if len(patch.IfMatch) > 0 && !slices.Contains(patch.IfMatch, "*") && !slices.Contains(patch.IfMatch, p.ETag) {
+			return ErrStale
+		}
 		if patch.Title.Set {
 			p.Title = patch.Title.Value
 		}
@@ -278,11 +448,19 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 			p.ExpiresAt = patch.ExpiresAt.Value
 		}
 		p.UpdatedAt = now
-		return checkSize(p)
+		p.ETag = newETag()
+		if err := checkSize(p); err != nil {
+			return err
+		}
+		if patch.Content != nil || p.RenderVersion == 0 {
+			return c.render(ctx, p)
+		}
+		return nil
 	})
 	if err != nil {
 		return Publication{}, fmt.Errorf("update: %w", err)
 	}
+	c.notify(ctx, cuid)
 	return p, nil
 }
 
@@ -298,7 +476,11 @@ func (c *Core) Version(ctx context.Context, accountCUID, cuid string, number int
 
 // Unpublish ends public access to the owner's publication and releases its image bytes.
 func (c *Core) Unpublish(ctx context.Context, accountCUID, cuid string) error {
-	return c.store.Unpublish(ctx, cuid, accountCUID, c.Now())
+	if err := c.store.Unpublish(ctx, cuid, accountCUID, c.Now()); err != nil {
+		return err
+	}
+	c.notify(ctx, cuid)
+	return nil
 }
 
 // List returns a page of the owner's publications and the cursor of the next page ("" on
@@ -342,19 +524,15 @@ func (c *Core) key(ctx context.Context) ([]byte, error) {
 	return c.cursorKey, nil
 }
 
-// ReadImage returns a public image with its bytes and its publication: ErrNotFound
-// unless the publication is active.
-func (c *Core) ReadImage(ctx context.Context, userCUID, noteCUID, filename string) (StoredImage, Publication, error) {
-	img, err := c.store.FindImage(ctx, userCUID, noteCUID, filename)
+// ReadImage returns a public image with its bytes and its publication's view:
+// ErrNotFound unless the publication is active.
+func (c *Core) ReadImage(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error) {
+	iv, err := c.store.FindImageView(ctx, userCUID, noteCUID, filename)
 	if err != nil {
-		return StoredImage{}, Publication{}, err
+		return ImageView{}, err
 	}
-	p, err := c.Read(ctx, noteCUID)
-	if err != nil {
-		return StoredImage{}, Publication{}, err
+	if iv.Note.Status(c.now()) != Active {
+		return ImageView{}, ErrNotFound
 	}
-	if img.Data, err = c.store.ImageData(ctx, img.BlobKey); err != nil {
-		return StoredImage{}, Publication{}, fmt.Errorf("image data: %w", err)
-	}
-	return img, p, nil
+	return iv, nil
 }

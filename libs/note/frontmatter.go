@@ -10,11 +10,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// maxPropertiesDepth bounds how deeply frontmatter mappings and lists may nest. Real notes
-// use two or three levels; the bound keeps the conversion's recursion and the stored JSON
-// shallow whatever a client sends.
-const maxPropertiesDepth = 32
-
 // maxReasonBytes bounds the human reason of a properties error, because parser messages can
 // quote the client's text and the reason is echoed in the API's error body.
 const maxReasonBytes = 200
@@ -54,9 +49,9 @@ const MaxFrontmatterBytes = 256 << 10
 // JSON-compatible Go values: map[string]any, []any, string, bool, int64 (integers that fit),
 // float64 (other numbers) and nil. Timestamps keep the text written in the source, because a
 // date such as 2024-01-02 means a day to the author, not an instant in some time zone.
-// Aliases, merge keys, nesting deeper than 32 levels, duplicate keys, non-scalar keys and
-// NaN or infinite numbers are rejected, so untrusted YAML can neither blow up in memory nor
-// produce a value JSON cannot hold.
+// Aliases, merge keys, nesting deeper than MaxPropertiesDepth levels, duplicate keys,
+// non-scalar keys and NaN or infinite numbers are rejected, so untrusted YAML can neither
+// blow up in memory nor produce a value JSON cannot hold.
 func SplitFrontmatter(content string) (props map[string]any, body string, err error) {
 	start := 0
 	if strings.HasPrefix(content, "\ufeff") {
@@ -143,8 +138,8 @@ func (c converter) value(n *yaml.Node, depth int) (any, error) {
 }
 
 func (c converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
-	if depth > maxPropertiesDepth {
-		return nil, c.errorf(n, "properties nest deeper than %d levels", maxPropertiesDepth)
+	if depth > MaxPropertiesDepth {
+		return nil, c.errorf(n, "properties nest deeper than %d levels", MaxPropertiesDepth)
 	}
 	m := make(map[string]any, len(n.Content)/2)
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -166,8 +161,8 @@ func (c converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
 }
 
 func (c converter) sequence(n *yaml.Node, depth int) ([]any, error) {
-	if depth > maxPropertiesDepth {
-		return nil, c.errorf(n, "properties nest deeper than %d levels", maxPropertiesDepth)
+	if depth > MaxPropertiesDepth {
+		return nil, c.errorf(n, "properties nest deeper than %d levels", MaxPropertiesDepth)
 	}
 	s := make([]any, 0, len(n.Content))
 	for _, item := range n.Content {

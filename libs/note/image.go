@@ -35,6 +35,10 @@ const (
 // path segment of the public image URL and a key in storage, so anything that could change
 // the meaning of a path is refused: separators ("/" and "\"), "..", names made only of dots,
 // NUL and other control characters, invalid UTF-8, the empty name and names over 255 bytes.
+// Unicode format characters (category Cf: bidirectional overrides such as U+202E, zero-width
+// characters such as U+200B, the byte order mark U+FEFF, soft hyphens, tag characters) are
+// refused too: they are invisible, so a name could read as "photo.png" to the author and to
+// readers of the note while being another name, or show its extension reversed.
 func ValidFilename(name string) bool {
 	if name == "" || len(name) > maxFilenameBytes || !utf8.ValidString(name) {
 		return false
@@ -43,7 +47,7 @@ func ValidFilename(name string) bool {
 		return false
 	}
 	for _, r := range name {
-		if r == '/' || r == '\\' || unicode.IsControl(r) {
+		if r == '/' || r == '\\' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			return false
 		}
 	}
@@ -59,7 +63,7 @@ func ValidFilename(name string) bool {
 // wrapping ErrInvalidImage whose reason names the file.
 func CheckImage(filename, declaredType string, data []byte) (mediaType string, err error) {
 	if !ValidFilename(filename) {
-		return "", fmt.Errorf("%w: %s: a filename must be 1 to %d bytes of UTF-8 without /, \\, .., or control characters",
+		return "", fmt.Errorf("%w: %s: a filename must be 1 to %d bytes of UTF-8 without /, \\, .., or control or invisible format characters",
 			ErrInvalidImage, quoteForReason(filename), maxFilenameBytes)
 	}
 

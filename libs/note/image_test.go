@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/sharenote/sharenote/libs/note"
@@ -33,6 +34,13 @@ func TestValidFilename(t *testing.T) {
 		{"dot-dot alone is invalid", "..", false},
 		{"a single dot is invalid", ".", false},
 		{"only dots is invalid", "...", false},
+		{"a right-to-left override is invalid", "photo\u202egnp.png", false},
+		{"a zero-width space is invalid", "photo\u200b.png", false},
+		{"a byte order mark is invalid", "\ufeffphoto.png", false},
+		{"a zero-width joiner is invalid", "a\u200db.png", false},
+		{"a soft hyphen is invalid", "pho\u00adto.png", false},
+		{"a tag character is invalid", "a\U000e0041.png", false},
+		{"an invisible separator is invalid", "a\u2063b.png", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,6 +96,7 @@ func TestCheckImageRejects(t *testing.T) {
 		wantReason string
 	}{
 		{"invalid filename", "../a.png", "image/png", pngBytes, `"../a.png": a filename must`},
+		{"a format character in the filename", "gpj.\u202ephoto.png", "image/png", pngBytes, "a filename must"},
 		{"no extension", "photo", "image/png", pngBytes, "photo: the filename needs an extension"},
 		{"unsupported extension", "a.svg", "image/svg+xml", "<svg/>", "a.svg: the extension must be"},
 		{"unicode look-alike of an extension", "a.g\u0130f", "image/gif", gif89, "the extension must be"},
@@ -121,7 +130,8 @@ func TestCheckImageRejects(t *testing.T) {
 }
 
 func FuzzValidFilename(f *testing.F) {
-	for _, seed := range []string{"photo.png", "", ".", "..", "a..b", "a/b", `a\b`, "a\x00", "\u0085", "é.png", "\xff"} {
+	for _, seed := range []string{"photo.png", "", ".", "..", "a..b", "a/b", `a\b`, "a\x00", "\u0085", "é.png", "\xff",
+		"a\u202egnp.exe", "\u200b.png", "\ufeffa.png", "a\u2066b\u2069.png", "\U000e0001x.gif"} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
@@ -133,6 +143,9 @@ func FuzzValidFilename(f *testing.F) {
 		}
 		if strings.ContainsAny(name, "/\\\x00") || strings.Contains(name, "..") || strings.Trim(name, ".") == "" {
 			t.Fatalf("ValidFilename(%q) accepted a name that can change a path", name)
+		}
+		if i := strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }); i >= 0 {
+			t.Fatalf("ValidFilename(%q) accepted a control or format character at byte %d", name, i)
 		}
 	})
 }

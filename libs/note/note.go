@@ -7,6 +7,8 @@ package note
 import (
 	"errors"
 	"time"
+
+	"github.com/sharenote/sharenote/libs/account"
 )
 
 // Limits of SPEC.md "Limits".
@@ -32,6 +34,8 @@ var (
 	ErrInvalidCursor     = errors.New("invalid cursor")
 	ErrInvalidExpiry     = errors.New("invalid expiry")
 	ErrInvalidText       = errors.New("invalid text")
+	// ErrStale: the update was made against an etag the publication no longer has.
+	ErrStale = errors.New("the publication has changed since the given etag")
 )
 
 // Status is a publication's state.
@@ -57,7 +61,46 @@ type Publication struct {
 	Unpublished    bool
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
+	// HTML is Content rendered and sanitized by version RenderVersion of the renderer; a
+	// RenderVersion of 0 means not rendered yet.
+	HTML          string
+	RenderVersion int
+	// ETag is the publication's validator for If-Match: a new value with every change its
+	// owner makes, and only then (not with settings changes or re-renders).
+	ETag string
+	// Warnings are what the author should know about the Publish or Update that returned
+	// this publication; they are not stored.
+	Warnings []Warning
 }
+
+// View is an active publication as the public sees it: with its owner's settings.
+type View struct {
+	Publication
+	Owner account.Settings
+}
+
+// ImageView is a public image with the publication it belongs to. Of the publication it
+// carries the state (expiry, unpublished, etag, update time) and the owner's settings,
+// not the content.
+type ImageView struct {
+	Image StoredImage
+	Note  View
+}
+
+// Warning is something a publish or update did that its author may not expect
+// (CONTRACT.md "Stale updates and warnings").
+type Warning struct {
+	Code    string
+	Message string
+	// Ref points the author to the spot: a block's first line, a file or link name.
+	Ref string
+}
+
+// Warning codes.
+const (
+	// WarnRenderFallback: a block missed a rendering bound and is shown as plain text.
+	WarnRenderFallback = "render_fallback"
+)
 
 // Status returns the state at now: expiry is computed at read time, no job moves it.
 func (p *Publication) Status(now time.Time) Status {

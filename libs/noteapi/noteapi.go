@@ -4,12 +4,11 @@
 package noteapi
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
+	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,6 +39,9 @@ func Error(err error) error {
 		return errs.New(http.StatusBadRequest, errs.InvalidCursor, "The cursor was not issued by this service for this account.")
 	case errors.Is(err, note.ErrNoteTooLarge):
 		return errs.New(http.StatusRequestEntityTooLarge, errs.NoteTooLarge, sentence(err))
+	case errors.Is(err, note.ErrStale):
+		return errs.New(http.StatusPreconditionFailed, errs.PreconditionFailed,
+			"The publication has changed since the etag in If-Match; read it again and reapply your change.")
 	case errors.Is(err, note.ErrQuotaExceeded):
 		return errs.New(http.StatusRequestEntityTooLarge, errs.StorageQuotaExceeded, "The account's image storage quota would be exceeded.")
 	default:
@@ -68,10 +70,62 @@ func InvalidField(message string) *errs.Error {
 	return errs.New(http.StatusBadRequest, errs.InvalidField, message)
 }
 
-// Properties parses a properties value: a JSON object, or null (nil map, ok).
+// Query returns the values of the known parameters of a request's query string (its
+// RawQuery), per CONTRACT.md "Errors": a query string that is not valid percent-encoding is
+// 400 with the code of the parameter whose pair is malformed (invalid_cursor, invalid_limit,
+// else invalid_field), as is a known parameter given more than once; unknown parameters are
+// ignored, because shared links carry utm_* and fbclid. gin's c.Query drops a malformed
+// query string silently and would answer as if no parameter had been given.
+//
+// The pairs are parsed one at a time, so that the error names the parameter at fault.
+func Query(rawQuery string, known ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, pair := range strings.Split(rawQuery, "&") {
+		if pair == "" {
+			continue
+		}
+		values, err := url.ParseQuery(pair)
+		if err != nil {
+			rawKey, _, _ := strings.Cut(pair, "=")
+			key, kerr := url.QueryUnescape(rawKey)
+			if kerr != nil || !slices.Contains(known, key) {
+				return nil, errs.New(http.StatusBadRequest, errs.InvalidField, "The query string is not valid percent-encoding.")
+			}
+			return nil, errs.Newf(http.StatusBadRequest, queryCode(key), "The query parameter %s is not valid percent-encoding.", key)
+		}
+		for key, vs := range values {
+			if !slices.Contains(known, key) {
+				continue
+			}
+			if _, dup := out[key]; dup || len(vs) > 1 {
+				return nil, errs.Newf(http.StatusBadRequest, queryCode(key), "The query parameter %s is given more than once.", key)
+			}
+			out[key] = vs[0]
+		}
+	}
+	return out, nil
+}
+
+// queryCode is the error code of a bad value of the query parameter key.
+func queryCode(key string) string {
+	switch key {
+	case "cursor":
+		return errs.InvalidCursor
+	case "limit":
+		return errs.InvalidLimit
+	default:
+		return errs.InvalidField
+	}
+}
+
+// Properties parses a properties value: a JSON object, or null (nil map, ok). Nesting
+// deeper than note.MaxPropertiesDepth is refused before the value is decoded.
 func Properties(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
+	}
+	if err := note.CheckJSONDepth(raw); err != nil {
+		return nil, Error(err)
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
@@ -89,42 +143,24 @@ func Expiry(s string, now time.Time) (*time.Time, error) {
 	return &t, nil
 }
 
-// MaxPublicAge bounds how long a public read may be cached (SPEC.md "Limits").
-const MaxPublicAge = 60 * time.Second
-
-// ServePublic answers a public read of publication p (note JSON, page, image or preview):
-// Cache-Control public with a max-age of at most 60 s and at most the time left before
-// expiry, a strong ETag (etag, or the SHA-256 of body when empty), 304 for a matching
-// If-None-Match, and X-Robots-Tag: noindex unless the owner made their notes indexable.
-func ServePublic(c *gin.Context, p note.Publication, now time.Time, indexable bool, contentType, etag string, body []byte) {
-	age := MaxPublicAge
-	if p.ExpiresAt != nil {
-		age = min(age, p.ExpiresAt.Sub(now))
-	}
-	if etag == "" {
-		sum := sha256.Sum256(body)
-		etag = hex.EncodeToString(sum[:16])
-	}
-	h := c.Writer.Header()
-	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(max(age, 0)/time.Second)))
-	h.Set("ETag", `"`+etag+`"`)
-	if !indexable {
-		h.Set("X-Robots-Tag", "noindex")
-	}
-	if etagMatches(c.GetHeader("If-None-Match"), `"`+etag+`"`) {
-		c.Status(http.StatusNotModified)
-		return
-	}
-	c.Data(http.StatusOK, contentType, body)
+// Warning is a warning in a publish or PATCH response (CONTRACT.md "Stale updates and
+// warnings").
+type Warning struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Ref     string `json:"ref"`
 }
 
-// etagMatches implements If-None-Match's weak comparison over a list of tags or "*".
-func etagMatches(header, etag string) bool {
-	for _, t := range strings.Split(header, ",") {
-		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
-		if t == "*" || t == etag {
-			return true
-		}
+// Warnings returns the response's warnings array: empty, never null, when there are none.
+func Warnings(ws []note.Warning) []Warning {
+	out := make([]Warning, len(ws))
+	for i, w := range ws {
+		out[i] = Warning{Code: w.Code, Message: w.Message, Ref: w.Ref}
 	}
-	return false
+	return out
+}
+
+// SetETag sends a publication's etag in the ETag header of an owner's response.
+func SetETag(c *gin.Context, p note.Publication) {
+	c.Header("ETag", `"`+p.ETag+`"`)
 }

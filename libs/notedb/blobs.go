@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // Blobs keeps image bytes by key. The database implementation writes inside the publish
@@ -13,7 +12,6 @@ import (
 // that no image row names.
 type Blobs interface {
 	Put(tx *gorm.DB, key string, data []byte) error
-	Get(ctx context.Context, gdb *gorm.DB, key string) ([]byte, error)
 	Delete(ctx context.Context, gdb *gorm.DB, keys []string) error
 }
 
@@ -22,18 +20,11 @@ type DBBlobs struct{}
 
 var _ Blobs = DBBlobs{}
 
-// Put implements Blobs.
+// Put implements Blobs. It is plain SQL on purpose: gorm's Create of a map first tries to
+// parse the map as a model and formats it, bytes and all, into an error it then drops,
+// which cost about 60 MB of garbage and half a second of CPU per 5 MB image.
 func (DBBlobs) Put(tx *gorm.DB, key string, data []byte) error {
-	return tx.Table("blobs").Clauses(clause.OnConflict{DoNothing: true}).Create(map[string]any{"key": key, "data": data}).Error
-}
-
-// Get implements Blobs.
-func (DBBlobs) Get(ctx context.Context, gdb *gorm.DB, key string) ([]byte, error) {
-	var data []byte
-	if err := gdb.WithContext(ctx).Raw("SELECT data FROM blobs WHERE key = ?", key).Row().Scan(&data); err != nil {
-		return nil, err
-	}
-	return data, nil
+	return tx.Exec("INSERT INTO blobs (key, data) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", key, data).Error
 }
 
 // Delete implements Blobs; deleting a missing key is not an error, so a reaper run that

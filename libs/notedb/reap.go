@@ -2,8 +2,10 @@ package notedb
 
 import (
 	"context"
+	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 
 	"github.com/sharenote/sharenote/libs/db"
 )
@@ -57,6 +59,85 @@ func (s *Store) Reap(ctx context.Context, batch, maxBatches int) (Reaped, error)
 		for _, r := range rows {
 			total.Bytes += r.Size
 		}
+	}
+	return total, nil
+}
+
+// Purged counts what one PurgeUnpublished call deleted.
+type Purged struct {
+	// Notes are the publications deleted; Versions, their version snapshots.
+	Notes    int64
+	Versions int64
+	// Batches are the transactions that looked at publications, up to batch each.
+	Batches int
+}
+
+// PurgeUnpublished deletes the publications unpublished at or before cutoff, with their
+// version snapshots: what their authors withdrew is not kept longer than the retention
+// the operator chose (SHARE_UNPUBLISHED_RETENTION). The rows are deleted rather than
+// emptied, because nothing needs them once unpublished: every read of an unpublished
+// publication is already 404, unpublishing it again is 404, and the chance that a new
+// publication draws a purged cuid (24 characters from a CSPRNG) is negligible. A
+// publication some of whose images Reap has not deleted yet is left for a later run, so
+// that no image row points at a deleted publication; run Reap first.
+//
+// The unpublished publications without images are visited in cuid order, at most batch
+// per transaction, until all were seen or maxBatches batches ran (0: no bound).
+// Unpublishing sets updated_at, and the comparison with cutoff is made in Go, because
+// SQLite cannot compare its timestamps in SQL (see libs/db). On Postgres, SKIP LOCKED makes concurrent purges
+// take disjoint rows; on SQLite the single writer orders them.
+func (s *Store) PurgeUnpublished(ctx context.Context, cutoff time.Time, batch, maxBatches int) (Purged, error) {
+	var total Purged
+	after := ""
+	for maxBatches == 0 || total.Batches < maxBatches {
+		var (
+			seen []struct {
+				CUID      string `gorm:"column:cuid"`
+				UpdatedAt time.Time
+			}
+			notes, versions int64
+		)
+		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			q := tx.Model(&publicationRow{}).Select("cuid, updated_at").
+				Where("unpublished AND cuid > ? AND NOT EXISTS (SELECT 1 FROM images i WHERE i.publication_cuid = publications.cuid)", after).
+				Order("cuid").Limit(batch)
+			if db.Dialect(tx) == db.Postgres {
+				q = q.Clauses(clause.Locking{Strength: "UPDATE", Options: "SKIP LOCKED"})
+			}
+			if err := q.Find(&seen).Error; err != nil {
+				return err
+			}
+			var due []string
+			for _, p := range seen {
+				if !p.UpdatedAt.After(cutoff) {
+					due = append(due, p.CUID)
+				}
+			}
+			if len(due) == 0 {
+				return nil
+			}
+			res := tx.Where("publication_cuid IN ?", due).Delete(&versionRow{})
+			if res.Error != nil {
+				return res.Error
+			}
+			versions = res.RowsAffected
+			res = tx.Where("cuid IN ? AND unpublished", due).Delete(&publicationRow{})
+			notes = res.RowsAffected
+			return res.Error
+		})
+		if err != nil {
+			return total, db.Classify(err)
+		}
+		if len(seen) == 0 {
+			return total, nil
+		}
+		total.Batches++
+		total.Notes += notes
+		total.Versions += versions
+		if len(seen) < batch {
+			return total, nil
+		}
+		after = seen[len(seen)-1].CUID
 	}
 	return total, nil
 }

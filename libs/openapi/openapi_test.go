@@ -123,7 +123,8 @@ func TestEveryRouteIsDocumentedAndNothingElse(t *testing.T) {
 			want = append(want, "401")
 		}
 		if r.MaxBody > 0 {
-			want = append(want, "400", "413")
+			// 408: a body that arrives below the minimum rate.
+			want = append(want, "400", "408", "413")
 			if op.RequestBody == nil || !op.RequestBody.Value.Required {
 				t.Errorf("%s %s: takes a body but documents no required request body", r.Method, r.Path)
 			}
@@ -151,8 +152,8 @@ func TestErrorCodesAreTheContractList(t *testing.T) {
 	want := []string{
 		"invalid_body", "invalid_field", "invalid_properties", "invalid_image", "invalid_version",
 		"invalid_cursor", "invalid_limit", "unsupported_content_type", "unauthorized", "not_found",
-		"method_not_allowed", "payload_too_large", "note_too_large", "image_too_large",
-		"storage_quota_exceeded", "rate_limited", "internal_error", "service_unavailable",
+		"method_not_allowed", "request_timeout", "precondition_failed", "payload_too_large", "note_too_large", "image_too_large",
+		"storage_quota_exceeded", "too_many_images", "rate_limited", "internal_error", "service_unavailable",
 	}
 	if !slices.Equal(codes, want) {
 		t.Errorf("error codes = %q, want %q", codes, want)
@@ -237,7 +238,7 @@ func TestValidatorChecksResponsesAgainstTheDocument(t *testing.T) {
 		{"og image", "GET", "/api/og/" + cuid + ".png", 200, cached("image/png"), pngHeader, true},
 		{"list page", "GET", "/api/user/notes?limit=1", 200, h("Content-Type", jsonType),
 			`{"notes":[{"cuid":"` + cuid + `","url":"http://x/s/` + cuid + `","title":null,"summary":null,"status":"active",` +
-				`"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z","expires_at":null}],"next_cursor":null}`, true},
+				`"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z","expires_at":null,"etag":"e1"}],"next_cursor":null}`, true},
 		{"list page with a null list", "GET", "/api/user/notes", 200, h("Content-Type", jsonType), `{"notes":null,"next_cursor":null}`, false},
 	}
 	for _, c := range cases {

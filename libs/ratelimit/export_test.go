@@ -1,6 +1,9 @@
 package ratelimit
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Keys reports how many keys the limiter holds. A swept key behaves exactly like a fresh
 // one, so the sweep is only observable through the size of the map.
@@ -15,3 +18,9 @@ func (m *Memory) Keys() int {
 func (f *FailOpen) SetTimings(logEvery, cooldown time.Duration) {
 	f.logEvery, f.cooldown = logEvery, cooldown
 }
+
+// Keys reports how many keys the batched limiter holds.
+func (b *Batched) Keys() int { return b.size() }
+
+// Flush runs one flush now, as the flusher does every flush interval.
+func (b *Batched) Flush(ctx context.Context) error { return b.flush(ctx) }

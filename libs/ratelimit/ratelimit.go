@@ -48,11 +48,17 @@ type Limiter interface {
 }
 
 // Middleware rejects requests over l, keyed by key(c), with 429 rate_limited and a
-// Retry-After of whole seconds, at least 1.
+// Retry-After of whole seconds, at least 1. A request whose context ends during the check
+// is aborted with status 499 (client closed request) and no body.
 func Middleware(lim Limiter, l Limit, key func(*gin.Context) string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		res, err := lim.Allow(c.Request.Context(), key(c), l)
 		if err != nil {
+			if c.Request.Context().Err() != nil {
+				// The client has gone: there is no one to answer, and nothing failed here.
+				c.AbortWithStatus(errs.StatusClientClosedRequest)
+				return
+			}
 			errs.Abort(c, errs.Internal(err))
 			return
 		}

@@ -449,3 +449,153 @@ func TestMiddlewareAnswers429WithRetryAfter(t *testing.T) {
 		t.Fatalf("second request: %d %s Retry-After %q, want 429 rate_limited with Retry-After 90", w.Code, w.Body, w.Header().Get("Retry-After"))
 	}
 }
+
+// counterValue reads the value of an unlabelled counter from reg.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("%s is not registered", name)
+	return 0
+}
+
+// cancelOnSend cancels a request's context while its command is on the way to Redis, as a
+// client that hangs up mid-request does.
+type cancelOnSend struct{}
+
+type cancelKey struct{}
+
+func (cancelOnSend) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (cancelOnSend) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cancel, ok := ctx.Value(cancelKey{}).(context.CancelFunc); ok {
+			cancel()
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (cancelOnSend) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func TestRequestsCancelledByTheirClientNeitherOpenNorSpendTheLimit(t *testing.T) {
+	type limiter struct {
+		name string
+		new  func(t *testing.T) (ratelimit.Limiter, *prometheus.Registry)
+		// viaRedis is whether a check reaches Redis, where a context can end mid-call.
+		viaRedis bool
+	}
+	redisClient := func(t *testing.T) *redis.Client {
+		rdb := openRedis(t, testkit.RedisURL(t))
+		rdb.AddHook(cancelOnSend{})
+		return rdb
+	}
+	limiters := []limiter{
+		{"redis", func(t *testing.T) (ratelimit.Limiter, *prometheus.Registry) {
+			lim, reg, _ := newFailOpen(ratelimit.NewRedis(redisClient(t), testkit.NewRedisPrefix(t)))
+			return lim, reg
+		}, true},
+		{"memory", func(t *testing.T) (ratelimit.Limiter, *prometheus.Registry) {
+			lim, reg, _ := newFailOpen(ratelimit.NewMemory(testkit.NewClock().Now))
+			return lim, reg
+		}, false},
+		{"batched", func(t *testing.T) (ratelimit.Limiter, *prometheus.Registry) {
+			reg := prometheus.NewRegistry()
+			return newBatched(t, redisClient(t), testkit.NewRedisPrefix(t), ratelimit.WithRegisterer(reg)), reg
+		}, true},
+	}
+	contexts := []struct {
+		name string
+		ctx  func(t *testing.T) context.Context
+	}{
+		{"cancelled", func(t *testing.T) context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			return ctx
+		}},
+		{"past its deadline", func(t *testing.T) context.Context {
+			ctx, cancel := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			t.Cleanup(cancel)
+			return ctx
+		}},
+		{"cancelled mid-call", func(t *testing.T) context.Context {
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			return context.WithValue(ctx, cancelKey{}, cancel)
+		}},
+	}
+	for _, lt := range limiters {
+		t.Run(lt.name, func(t *testing.T) {
+			lim, reg := lt.new(t)
+			l := ratelimit.Auth // Ten a minute: nothing is earned back while the test runs.
+			allowed, normalAllowed := 0, 0
+			for i := range 100 {
+				if i%2 == 0 {
+					res := allow(t, lim, "ip", l)
+					if res.Allowed {
+						allowed++
+						normalAllowed++
+					}
+					continue
+				}
+				c := contexts[i/2%len(contexts)]
+				ctx := c.ctx(t)
+				res, err := lim.Allow(ctx, "ip", l)
+				if err != nil && !errors.Is(err, ctx.Err()) {
+					t.Fatalf("call %d, %s: %v, want only the context's own error", i, c.name, err)
+				}
+				if err == nil && res.Allowed {
+					allowed++
+				}
+			}
+			if allowed > l.Rate {
+				t.Fatalf("%d of 100 requests allowed, half of them with ended contexts; want at most the burst of %d", allowed, l.Rate)
+			}
+			if !lt.viaRedis {
+				return
+			}
+			// Ended contexts are no failure of Redis: none is counted, and (with FailOpen)
+			// the normal requests still get exactly the burst.
+			errName := "sharenote_ratelimit_errors_total"
+			if lt.name == "batched" {
+				errName = "sharenote_ratelimit_sync_errors_total"
+			}
+			if got := counterValue(t, reg, errName); got != 0 {
+				t.Errorf("%s = %v, want 0", errName, got)
+			}
+			if lt.name == "redis" && normalAllowed != l.Rate {
+				t.Errorf("%d normal requests allowed, want the burst of %d", normalAllowed, l.Rate)
+			}
+		})
+	}
+}
+
+func TestMiddlewareAbandonsTheRequestOfAClientThatHasGone(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	logs := &testkit.SyncBuffer{}
+	lim, _, _ := newFailOpen(ratelimit.NewMemory(testkit.NewClock().Now))
+	r := gin.New()
+	r.Use(errs.Middleware(slog.New(slog.NewJSONHandler(logs, nil))))
+	r.GET("/", ratelimit.Middleware(lim, perMinute, func(*gin.Context) string { return "ip" }),
+		func(c *gin.Context) { c.Status(http.StatusNoContent) })
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := httptest.NewRecorder()
+	r.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/", nil).WithContext(ctx))
+	if w.Code != 499 || w.Body.Len() != 0 {
+		t.Fatalf("a gone client's request: %d %q, want 499 without a body", w.Code, w.Body)
+	}
+	if logs.String() != "" {
+		t.Fatalf("a gone client was logged as a failure: %s", logs.String())
+	}
+}

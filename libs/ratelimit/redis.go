@@ -58,8 +58,13 @@ func NewFailOpen(next Limiter, log *slog.Logger, reg prometheus.Registerer) *Fai
 	return &FailOpen{next: next, log: log, errors: c, logEvery: time.Minute, cooldown: 2 * time.Second}
 }
 
-// Allow implements Limiter; it never returns an error.
+// Allow implements Limiter. Its only errors are ctx's: a request whose client hung up or
+// whose deadline passed says nothing about Redis, so it neither opens the breaker nor
+// counts as a failure, and the caller can abort.
 func (f *FailOpen) Allow(ctx context.Context, key string, l Limit) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
 	now := time.Now().UnixNano()
 	if now < f.openUntil.Load() {
 		f.errors.Inc()
@@ -68,6 +73,9 @@ func (f *FailOpen) Allow(ctx context.Context, key string, l Limit) (Result, erro
 	res, err := f.next.Allow(ctx, key, l)
 	if err == nil {
 		return res, nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return Result{}, ctxErr
 	}
 	f.openUntil.Store(now + int64(f.cooldown))
 	f.errors.Inc()

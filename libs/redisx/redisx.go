@@ -18,8 +18,10 @@ func Open(url string) (*redis.Client, error) {
 		// The parser's message quotes the URL, password included: say only what is wrong.
 		return nil, errors.New("redis url: cannot be parsed (check its form: redis://[user:password@]host:port/db)")
 	}
-	// Short timeouts and one retry: a limit check must never hold a request for long.
+	// Short timeouts, one retry and one dial attempt: a limit check must never hold a
+	// request for long, and a Redis that is down must fail fast rather than be redialled.
 	opts.MaxRetries = 1
+	opts.DialerRetries = 1
 	opts.DialTimeout = time.Second
 	opts.ReadTimeout = 500 * time.Millisecond
 	opts.WriteTimeout = 500 * time.Millisecond

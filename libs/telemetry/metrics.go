@@ -6,6 +6,7 @@ package telemetry
 
 import (
 	"database/sql"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -38,8 +39,9 @@ func NewHTTPMetrics(reg prometheus.Registerer) *HTTPMetrics {
 	return m
 }
 
-// Middleware observes every request. Unmatched paths share the route label "unmatched" so
-// that scanners cannot blow up the label cardinality.
+// Middleware observes every request. Unmatched paths share the route label "unmatched",
+// and methods outside the standard set share the method label "OTHER", so that scanners
+// cannot blow up the label cardinality.
 func (m *HTTPMetrics) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -48,10 +50,23 @@ func (m *HTTPMetrics) Middleware() gin.HandlerFunc {
 		if route == "" {
 			route = "unmatched"
 		}
+		method := methodLabel(c.Request.Method)
 		status := strconv.Itoa(c.Writer.Status())
-		m.requests.WithLabelValues(route, c.Request.Method, status).Inc()
-		m.duration.WithLabelValues(route, c.Request.Method, status).Observe(time.Since(start).Seconds())
+		m.requests.WithLabelValues(route, method, status).Inc()
+		m.duration.WithLabelValues(route, method, status).Observe(time.Since(start).Seconds())
 	}
+}
+
+// methodLabel returns method if it is one of the standard methods the API may answer, and
+// "OTHER" for any other token a client sends, which would otherwise become a label value
+// (and a set of series) of its own.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+		http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		return method
+	}
+	return "OTHER"
 }
 
 // RegisterDBStats exports the connection pool gauges (open, in use, idle, waits) of db.

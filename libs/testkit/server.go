@@ -31,10 +31,15 @@ type Option func(*options)
 type options struct {
 	env   map[string]string
 	clock *Clock
+	logs  io.Writer
 }
 
 // WithEnv sets a configuration variable for the server.
 func WithEnv(name, value string) Option { return func(o *options) { o.env[name] = value } }
+
+// WithLogs sends the server's log lines to w instead of Server.Logs (a benchmark's
+// /dev/null: a buffer that grows by every line would measure itself).
+func WithLogs(w io.Writer) Option { return func(o *options) { o.logs = w } }
 
 // WithClock makes the server read time from c.
 func WithClock(c *Clock) Option { return func(o *options) { o.clock = c } }
@@ -66,6 +71,8 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 		"SHARE_REDIS_URL":        b.RedisURL,
 		"SHARE_REDIS_KEY_PREFIX": b.RedisPrefix,
 		"SHARE_SHUTDOWN_TIMEOUT": "10s",
+		// Tests have no load balancer to drain: stop at once.
+		"SHARE_DRAIN_DELAY": "0s",
 	}
 	for k, v := range o.env {
 		env[k] = v
@@ -76,7 +83,11 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Modules: modules, Getenv: getenv, Logs: s.Logs, Now: o.clock.Now})
+	var logs io.Writer = s.Logs
+	if o.logs != nil {
+		logs = o.logs
+	}
+	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Modules: modules, Getenv: getenv, Logs: logs, Now: o.clock.Now})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -83,71 +83,118 @@ func answers(addr string) bool {
 }
 
 // startPostgres initialises a throw-away cluster in a temporary folder and starts it on a
-// free port. Postgres refuses to run as root, so as root it runs as the postgres user.
+// free port, for the whole test binary.
 func startPostgres() (string, error) {
-	bin := findBinary("initdb", "/usr/lib/postgresql/*/bin")
-	if bin == "" {
-		return "", fmt.Errorf("no Postgres: set SHARE_TEST_DATABASE_URL, run one on 127.0.0.1:5432, or install it (apt-get install postgresql)")
-	}
-	dir, err := os.MkdirTemp("", "sharenote-pg-")
+	c, err := newCluster()
 	if err != nil {
 		return "", err
 	}
-	port := freePort()
-	var prefix []string
+	addCleanup(func() { c.stop(syscall.SIGINT); _ = os.RemoveAll(c.dir) })
+	if err := c.start(); err != nil {
+		return "", err
+	}
+	return c.url(), nil
+}
+
+// cluster is a throw-away Postgres cluster: a data folder and, while it runs, its server.
+type cluster struct {
+	dir, data string
+	port      int
+	bin       string
+	prefix    []string // runuser -u postgres -- when running as root
+	srv       *exec.Cmd
+}
+
+// newCluster initialises a cluster in a temporary folder. Postgres refuses to run as
+// root, so as root it runs as the postgres user.
+func newCluster() (*cluster, error) {
+	bin := findBinary("initdb", "/usr/lib/postgresql/*/bin")
+	if bin == "" {
+		return nil, fmt.Errorf("no Postgres: set SHARE_TEST_DATABASE_URL, run one on 127.0.0.1:5432, or install it (apt-get install postgresql)")
+	}
+	dir, err := os.MkdirTemp("", "sharenote-pg-")
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{dir: dir, data: filepath.Join(dir, "data"), port: freePort(), bin: filepath.Dir(bin)}
 	if os.Geteuid() == 0 {
-		prefix = []string{"runuser", "-u", "postgres", "--"}
+		c.prefix = []string{"runuser", "-u", "postgres", "--"}
 		if err := exec.Command("chown", "postgres:postgres", dir).Run(); err != nil {
-			return "", fmt.Errorf("chown throw-away postgres dir: %w", err)
+			return nil, fmt.Errorf("chown throw-away postgres dir: %w", err)
 		}
 	}
-	data := filepath.Join(dir, "data")
-	run := func(name string, args ...string) *exec.Cmd {
-		full := append(append(prefix, filepath.Join(filepath.Dir(bin), name)), args...)
-		return exec.Command(full[0], full[1:]...)
+	if out, err := c.command("initdb", "-D", c.data, "-U", "postgres", "--auth=trust", "-E", "UTF8").CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("initdb: %v: %s", err, out)
 	}
-	if out, err := run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8").CombinedOutput(); err != nil {
-		return "", fmt.Errorf("initdb: %v: %s", err, out)
+	return c, nil
+}
+
+func (c *cluster) command(name string, args ...string) *exec.Cmd {
+	full := append(append(append([]string{}, c.prefix...), filepath.Join(c.bin, name)), args...)
+	return exec.Command(full[0], full[1:]...)
+}
+
+func (c *cluster) url() string {
+	return "postgres://postgres@127.0.0.1:" + strconv.Itoa(c.port) + "/postgres?sslmode=disable"
+}
+
+// start starts the server and waits until it takes queries.
+func (c *cluster) start() error {
+	c.srv = c.command("postgres", "-D", c.data, "-p", strconv.Itoa(c.port), "-k", c.dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off")
+	// Its own process group, so that a signal reaches postgres behind runuser.
+	c.srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.srv.Start(); err != nil {
+		return fmt.Errorf("start postgres: %w", err)
 	}
-	srv := run("postgres", "-D", data, "-p", strconv.Itoa(port), "-k", dir, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off")
-	// Its own process group, so that the signal reaches postgres behind runuser.
-	srv.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := srv.Start(); err != nil {
-		return "", fmt.Errorf("start postgres: %w", err)
-	}
-	addCleanup(func() {
-		_ = syscall.Kill(-srv.Process.Pid, syscall.SIGINT) // Postgres's fast shutdown.
-		_, _ = srv.Process.Wait()
-		_ = os.RemoveAll(dir)
-	})
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	u := "postgres://postgres@" + addr + "/postgres?sslmode=disable"
 	// The port opens before Postgres accepts sessions (57P03, "starting up"): wait for a
 	// real query to succeed.
-	if !waitFor(addr) || !waitForQuery(u) {
-		return "", fmt.Errorf("throw-away postgres did not start on %s", addr)
+	if addr := "127.0.0.1:" + strconv.Itoa(c.port); !waitFor(addr) || !waitForQuery(c.url()) {
+		return fmt.Errorf("throw-away postgres did not start on %s", addr)
 	}
-	return u, nil
+	return nil
+}
+
+// stop signals the server's process group and waits for it: SIGINT is Postgres's fast
+// shutdown, SIGKILL a crash.
+func (c *cluster) stop(sig syscall.Signal) {
+	if c.srv == nil {
+		return
+	}
+	_ = syscall.Kill(-c.srv.Process.Pid, sig)
+	_, _ = c.srv.Process.Wait()
+	c.srv = nil
 }
 
 // startRedis starts a throw-away redis-server without persistence on a free port.
 func startRedis() (string, error) {
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return "", fmt.Errorf("no Redis: set SHARE_TEST_REDIS_URL, run one on 127.0.0.1:6379, or install it (apt-get install redis-server)")
-	}
 	port := freePort()
-	srv := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
-	if err := srv.Start(); err != nil {
-		return "", fmt.Errorf("start redis: %w", err)
+	srv, err := launchRedis(port)
+	if err != nil {
+		return "", err
 	}
 	addCleanup(func() { _ = srv.Process.Kill(); _, _ = srv.Process.Wait() })
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	if !waitFor(addr) {
-		return "", fmt.Errorf("throw-away redis did not start on %s", addr)
-	}
-	return "redis://" + addr + "/0", nil
+	return redisURLOf(port), nil
 }
+
+// launchRedis starts redis-server without persistence on port and waits until it answers.
+func launchRedis(port int) (*exec.Cmd, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, fmt.Errorf("no Redis: set SHARE_TEST_REDIS_URL, run one on 127.0.0.1:6379, or install it (apt-get install redis-server)")
+	}
+	srv := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+	if err := srv.Start(); err != nil {
+		return nil, fmt.Errorf("start redis: %w", err)
+	}
+	if addr := "127.0.0.1:" + strconv.Itoa(port); !waitFor(addr) {
+		_ = srv.Process.Kill()
+		_, _ = srv.Process.Wait()
+		return nil, fmt.Errorf("throw-away redis did not start on %s", addr)
+	}
+	return srv, nil
+}
+
+func redisURLOf(port int) string { return "redis://127.0.0.1:" + strconv.Itoa(port) + "/0" }
 
 func findBinary(name, globDir string) string {
 	if p, err := exec.LookPath(name); err == nil {

@@ -120,6 +120,20 @@ func OpenDB(t *testing.T, b Backend) *gorm.DB {
 	return gdb
 }
 
+// StoredRows counts what the backend's database keeps of a publication: its row (0 or 1)
+// and its version snapshots.
+func StoredRows(t *testing.T, b Backend, cuid string) (publications, versions int64) {
+	t.Helper()
+	gdb := OpenDB(t, b)
+	if err := gdb.Table("publications").Where("cuid = ?", cuid).Count(&publications).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := gdb.Table("versions").Where("publication_cuid = ?", cuid).Count(&versions).Error; err != nil {
+		t.Fatal(err)
+	}
+	return publications, versions
+}
+
 // RedisURL returns the URL of the test Redis server.
 func RedisURL(t *testing.T) string {
 	t.Helper()

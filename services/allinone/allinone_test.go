@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -116,6 +117,31 @@ func TestSixHundredAndFirstRequestOfAnIPIsLimited(t *testing.T) {
 		assertBurst(t, allowed, ratelimit.AllAPI, time.Since(start))
 		// Unknown routes count too, and are limited once the budget is gone.
 		s.Do(t, testkit.Request{Method: "GET", Path: "/nowhere"}).Expect(t, http.StatusTooManyRequests, "rate_limited")
+	})
+}
+
+func TestIPv6ClientsAreLimitedPerSlash64(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		s := start(t, b, testkit.WithEnv("SHARE_TRUSTED_PROXIES", "127.0.0.1/32"))
+		from := func(addr string) *testkit.Response {
+			return s.Do(t, testkit.Request{Method: "GET", Path: "/nowhere", Header: map[string]string{"X-Forwarded-For": addr}})
+		}
+		began := time.Now()
+		allowed := 0
+		// A subscriber rotating through the addresses of its /64 is one client.
+		for i := 1; ; i++ {
+			resp := from(fmt.Sprintf("2001:db8:1:2:%x::%x", i%7, i))
+			if resp.Status == http.StatusTooManyRequests {
+				break
+			}
+			resp.Expect(t, http.StatusNotFound, "not_found")
+			if allowed++; allowed > 2000 {
+				t.Fatal("an IPv6 /64 is not limited as one client")
+			}
+		}
+		assertBurst(t, allowed, ratelimit.AllAPI, time.Since(began))
+		// Another /64 is another client.
+		from("2001:db8:1:3::1").Expect(t, http.StatusNotFound, "not_found")
 	})
 }
 

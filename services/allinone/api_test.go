@@ -203,8 +203,10 @@ func TestHEADAnswersLikeGETWithoutABody(t *testing.T) {
 	acc := s.NewAccount(t, "owner")
 	id, urls := publishWithImages(t, s, acc.Token, map[string]string{"content": "[[one.png]] [[two.gif]]"})
 	for _, path := range []string{"/api/notes/" + id, "/s/" + id, urls[0], "/api/og/" + id + ".png", "/api/openapi.json"} {
-		get := s.Do(t, testkit.Request{Method: "GET", Path: path}).Expect(t, 200, "")
-		head := s.Do(t, testkit.Request{Method: "HEAD", Path: path})
+		// One representation for both: the client asks GET for gzip on its own, not HEAD.
+		identity := map[string]string{"Accept-Encoding": "identity"}
+		get := s.Do(t, testkit.Request{Method: "GET", Path: path, Header: identity}).Expect(t, 200, "")
+		head := s.Do(t, testkit.Request{Method: "HEAD", Path: path, Header: identity})
 		if head.Status != 200 || len(head.Body) != 0 || head.Header.Get("Content-Type") != get.Header.Get("Content-Type") ||
 			head.Header.Get("ETag") != get.Header.Get("ETag") {
 			t.Errorf("HEAD %s: %d, %d body bytes, %v; want GET's headers without a body", path, head.Status, len(head.Body), head.Header)
@@ -233,4 +235,26 @@ func TestNULCharactersAreRefusedOnEveryBackend(t *testing.T) {
 		s.Do(t, testkit.Request{Method: "POST", Path: "/api/publish", Token: acc.Token, Body: []byte("nul\x00here"), ContentType: "text/markdown"}).
 			Expect(t, 400, "invalid_field")
 	})
+}
+
+func TestEveryResponseSaysNosniff(t *testing.T) {
+	s := start(t, testkit.SQLiteBackend(t))
+	acc := s.NewAccount(t, "owner")
+	id, urls := publishWithImages(t, s, acc.Token, map[string]string{"content": "[[one.png]] [[two.gif]]"})
+	for _, r := range []testkit.Request{
+		{Method: "GET", Path: "/api/notes/" + id},
+		{Method: "GET", Path: "/s/" + id},
+		{Method: "GET", Path: "/api/og/" + id + ".png"},
+		{Method: "GET", Path: urls[0]},
+		{Method: "GET", Path: "/api/user/notes", Token: acc.Token},
+		{Method: "GET", Path: "/api/user/settings"},
+		{Method: "GET", Path: "/nowhere"},
+		{Method: "DELETE", Path: "/api/publish"},
+		{Method: "GET", Path: "/s/abcdefghijklmnopqrstuvwx"},
+		{Method: "GET", Path: "/api/openapi.json"},
+	} {
+		if got := s.Do(t, r).Header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("%s %s: X-Content-Type-Options = %q, want nosniff", r.Method, r.Path, got)
+		}
+	}
 }

@@ -20,7 +20,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -38,20 +37,6 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
-
-// repoRoot is the repository root, where go.work is.
-const repoRoot = "../.."
-
-// binaries are the packages the test builds, by binary name (the Makefile's BINARIES).
-var binaries = map[string]string{
-	"sharenote":   "./services/allinone/cmd/sharenote",
-	"auth":        "./services/auth/cmd/auth",
-	"publish":     "./services/publish/cmd/publish",
-	"notes":       "./services/notes/cmd/notes",
-	"images":      "./services/images/cmd/images",
-	"og-renderer": "./services/ogrenderer/cmd/og-renderer",
-	"reaper":      "./services/images/cmd/reaper",
-}
 
 // shutdownTimeout is the services' SHARE_SHUTDOWN_TIMEOUT; each must exit 0 within it
 // (plus a little) after SIGTERM.
@@ -444,6 +429,8 @@ func startStack(t *testing.T, nginxBin string) *stack {
 			"SHARE_PUBLIC_URL":       publicURL,
 			"SHARE_TRUSTED_PROXIES":  "127.0.0.1",
 			"SHARE_SHUTDOWN_TIMEOUT": shutdownTimeout.String(),
+			// nginx here stops sending at once; nothing needs the drain window.
+			"SHARE_DRAIN_DELAY": "0s",
 		}
 		st.env = commandEnv(config)
 		for _, s := range routes.Services {
@@ -568,162 +555,6 @@ func (st *stack) runJSON(t *testing.T, v any, name string, args ...string) {
 	}
 	if err := json.Unmarshal(out, v); err != nil {
 		t.Fatalf("%s %v printed %q: %v", name, args, out, err)
-	}
-}
-
-// buildBinaries builds the named binaries into a temporary directory the way the images
-// build them: static, each in its own module (GOWORK=off), so that the test runs what ships.
-func buildBinaries(t *testing.T, names ...string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for _, name := range names {
-		pkg := strings.TrimPrefix(binaries[name], "./")
-		mod := pkg
-		for {
-			if _, err := os.Stat(filepath.Join(repoRoot, mod, "go.mod")); err == nil {
-				break
-			}
-			if mod = filepath.Dir(mod); mod == "." {
-				t.Fatalf("no module contains %s", pkg)
-			}
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, name), "./"+strings.TrimPrefix(pkg, mod+"/"))
-		cmd.Dir = filepath.Join(repoRoot, mod)
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build %s: %v\n%s", name, err, out)
-		}
-	}
-	return dir
-}
-
-// commandEnv is the test process's environment without any sharenote or OpenTelemetry
-// setting, plus config.
-func commandEnv(config map[string]string) []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "SHARE_") && !strings.HasPrefix(kv, "OTEL_") {
-			env = append(env, kv)
-		}
-	}
-	for k, v := range config {
-		env = append(env, k+"="+v)
-	}
-	return env
-}
-
-// freeAddr returns a loopback address with a port nothing listens on right now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// process is a child process whose output goes to a log file, shown when the test fails.
-type process struct {
-	name     string
-	cmd      *exec.Cmd
-	log      string
-	extraLog string
-	done     chan struct{}
-	err      error
-}
-
-func startProcess(t *testing.T, name, bin string, args, env []string) *process {
-	t.Helper()
-	p := &process{name: name, log: filepath.Join(t.TempDir(), name+".log"), done: make(chan struct{})}
-	f, err := os.Create(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = env
-	p.cmd.Stdout, p.cmd.Stderr = f, f
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		f.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		if p.exited() {
-			return
-		}
-		_ = p.cmd.Process.Kill()
-		<-p.done
-	})
-	t.Cleanup(func() {
-		if t.Failed() {
-			p.dumpLog(t)
-		}
-	})
-	return p
-}
-
-func (p *process) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// waitFor polls ok until it holds, failing if the process exits or 30 s pass.
-func (p *process) waitFor(t *testing.T, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !ok() {
-		if p.exited() {
-			t.Fatalf("%s exited before it was %s: %v", p.name, what, p.err)
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s is not %s after 30s", p.name, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// terminate sends sig and requires a zero exit status within timeout.
-func (p *process) terminate(t *testing.T, sig syscall.Signal, timeout time.Duration) {
-	t.Helper()
-	if p.exited() {
-		t.Errorf("%s had already exited: %v", p.name, p.err)
-		return
-	}
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		t.Errorf("signal %s: %v", p.name, err)
-		return
-	}
-	select {
-	case <-p.done:
-		if p.err != nil {
-			t.Errorf("%s exited with %v after %s, want status 0", p.name, p.err, sig)
-		}
-	case <-time.After(timeout):
-		t.Errorf("%s did not exit within %v of %s", p.name, timeout, sig)
-	}
-}
-
-func (p *process) dumpLog(t *testing.T) {
-	for _, file := range []string{p.log, p.extraLog} {
-		if file == "" {
-			continue
-		}
-		b, err := os.ReadFile(file)
-		if err != nil {
-			continue
-		}
-		if len(b) > 3000 {
-			b = b[len(b)-3000:]
-		}
-		t.Logf("--- %s (%s), last lines:\n%s", p.name, filepath.Base(file), b)
 	}
 }
 

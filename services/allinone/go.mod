@@ -7,6 +7,7 @@ replace github.com/sharenote/sharenote/libs => ../../libs
 replace github.com/sharenote/sharenote/services/auth => ../auth
 
 require (
+	github.com/jackc/pgx/v5 v5.11.0
 	github.com/sharenote/sharenote/libs v0.0.0-00010101000000-000000000000
 	github.com/sharenote/sharenote/services/auth v0.0.0-00010101000000-000000000000
 	github.com/sharenote/sharenote/services/images v0.0.0-00010101000000-000000000000
@@ -57,7 +58,6 @@ require (
 	github.com/hashicorp/go-version v1.9.0 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.11.0 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/jinzhu/inflection v1.0.0 // indirect
 	github.com/jinzhu/now v1.1.5 // indirect
@@ -93,7 +93,6 @@ require (
 	github.com/twitchyliquid64/golang-asm v0.15.1 // indirect
 	github.com/ugorji/go/codec v1.3.1 // indirect
 	github.com/yuin/goldmark v1.8.7 // indirect
-	github.com/yuin/goldmark-highlighting/v2 v2.0.0-20230729083705-37449abec8cc // indirect
 	go.mongodb.org/mongo-driver/v2 v2.5.0 // indirect
 	go.opentelemetry.io/auto/sdk v1.2.1 // indirect
 	go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin v0.65.0 // indirect

@@ -14,6 +14,7 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/changefeed"
 )
 
 // LicensesCommand is the operator's `licenses` command (CONTRACT.md "Auth"):
@@ -28,20 +29,38 @@ import (
 var LicensesCommand = app.Command{
 	Name:    "licenses",
 	Summary: "create licenses, add activations, deactivate licenses",
+	Usage:   licensesUsage,
+	Flags:   func(fs *flag.FlagSet) { new(licenseFlags).define(fs) },
 	Run:     runLicenses,
+}
+
+// licensesUsage are the forms of the licenses command line.
+const licensesUsage = `create --name NAME --email EMAIL [--instance ID]
+create --license KEY [--instance ID]
+add-instance --license KEY [--instance ID]
+deactivate --license KEY`
+
+// licenseFlags are the flags of every licenses subcommand.
+type licenseFlags struct {
+	name, email, instance, license string
+}
+
+func (f *licenseFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.name, "name", "", "account name (create)")
+	fs.StringVar(&f.email, "email", "", "account email (create)")
+	fs.StringVar(&f.instance, "instance", "", "activation (instance) id; random when empty")
+	fs.StringVar(&f.license, "license", "", "license key of an existing license")
 }
 
 func runLicenses(ctx context.Context, env app.Env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: licenses create|add-instance|deactivate [flags]", app.ErrUsage)
+		return fmt.Errorf("%w: licenses create|add-instance|deactivate [flags] (see --help)", app.ErrUsage)
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("licenses "+sub, flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	name := fs.String("name", "", "account name (create)")
-	email := fs.String("email", "", "account email (create)")
-	instance := fs.String("instance", "", "activation (instance) id; random when empty")
-	license := fs.String("license", "", "license key of an existing license")
+	var f licenseFlags
+	f.define(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -49,8 +68,8 @@ func runLicenses(ctx context.Context, env app.Env, args []string) error {
 		return fmt.Errorf("%w: %v", app.ErrUsage, err)
 	}
 	run := func(fn func(*account.Core) (any, error)) error {
-		return app.WithDB(ctx, env, func(gdb *gorm.DB) error {
-			out, err := fn(account.NewCore(accountdb.New(gdb), time.Now))
+		return app.WithStores(ctx, env, func(gdb *gorm.DB, feed *changefeed.Feed) error {
+			out, err := fn(account.NewCore(accountdb.New(gdb), time.Now, feed))
 			if err != nil {
 				return err
 			}
@@ -58,22 +77,22 @@ func runLicenses(ctx context.Context, env app.Env, args []string) error {
 		})
 	}
 	switch {
-	case sub == "create" && *license == "":
-		if *name == "" || *email == "" {
+	case sub == "create" && f.license == "":
+		if f.name == "" || f.email == "" {
 			return fmt.Errorf("%w: create needs --name and --email (or --license to add an activation)", app.ErrUsage)
 		}
-		return run(func(c *account.Core) (any, error) { return c.CreateLicense(ctx, *name, *email, *instance) })
+		return run(func(c *account.Core) (any, error) { return c.CreateLicense(ctx, f.name, f.email, f.instance) })
 	case sub == "create" || sub == "add-instance":
-		if *license == "" {
+		if f.license == "" {
 			return fmt.Errorf("%w: %s needs --license", app.ErrUsage, sub)
 		}
-		return run(func(c *account.Core) (any, error) { return c.AddInstance(ctx, *license, *instance) })
+		return run(func(c *account.Core) (any, error) { return c.AddInstance(ctx, f.license, f.instance) })
 	case sub == "deactivate":
-		if *license == "" {
+		if f.license == "" {
 			return fmt.Errorf("%w: deactivate needs --license", app.ErrUsage)
 		}
 		return run(func(c *account.Core) (any, error) {
-			return map[string]string{"status": "deactivated"}, c.Deactivate(ctx, *license)
+			return map[string]string{"status": "deactivated"}, c.Deactivate(ctx, f.license)
 		})
 	default:
 		return fmt.Errorf("%w: unknown licenses subcommand %q", app.ErrUsage, sub)

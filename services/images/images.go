@@ -12,7 +12,7 @@ import (
 
 // New is the images module.
 func New(d app.Deps) (app.Service, error) {
-	api := imagesapi.New(d.Notes, d.Settings)
+	api := imagesapi.New(d.Notes, d.Reads)
 	s := app.Service{Name: routes.Images, Handlers: map[string]gin.HandlerFunc{
 		routes.ImageRead: api.Read,
 	}}

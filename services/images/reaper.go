@@ -3,6 +3,7 @@ package images
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -18,28 +19,47 @@ import (
 	"github.com/sharenote/sharenote/libs/notedb"
 )
 
-// ReapCommand deletes the bytes of images of unpublished notes, and expired sessions: the
-// reaper CronJob's one-shot run (`reaper`, `sharenote reap`). It prints
-// {"images","bytes","batches","sessions"}.
+// ReapCommand is the reaper CronJob's one-shot run (`reaper`, `sharenote reap`): it
+// deletes the bytes of images of unpublished notes, then the text and version snapshots
+// of notes unpublished longer than SHARE_UNPUBLISHED_RETENTION, then expired sessions. It
+// prints {"images","bytes","batches","notes","versions","sessions"}.
 var ReapCommand = app.Command{
 	Name:    "reap",
-	Summary: "delete the bytes of images of unpublished notes",
+	Summary: "delete unpublished notes' images, then their text and versions after the retention, and expired sessions",
+	Usage:   "[flags]",
+	Flags:   func(fs *flag.FlagSet) { new(reapFlags).define(fs) },
 	Run:     runReap,
 }
 
 // ReaperProgram is the reaper binary: one reap, then exit.
 var ReaperProgram = app.Program{Name: "reaper", Commands: []app.Command{ReapCommand}, Default: "reap"}
 
+// reapFlags are the reap command's flags.
+type reapFlags struct {
+	batch, maxBatches int
+}
+
+func (f *reapFlags) define(fs *flag.FlagSet) {
+	fs.IntVar(&f.batch, "batch", 100, "at most this many images, notes or sessions per transaction")
+	fs.IntVar(&f.maxBatches, "max-batches", 0, "stop the images, and the notes, after this many batches each (0: until none is left)")
+}
+
 func runReap(ctx context.Context, env app.Env, args []string) error {
 	fs := flag.NewFlagSet("reap", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
-	batch := fs.Int("batch", 100, "images deleted per transaction")
-	maxBatches := fs.Int("max-batches", 0, "stop after this many batches (0: until none is left)")
+	var f reapFlags
+	f.define(fs)
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
 		return fmt.Errorf("%w: %v", app.ErrUsage, err)
 	}
-	if *batch < 1 || *maxBatches < 0 {
+	if f.batch < 1 || f.maxBatches < 0 {
 		return fmt.Errorf("%w: --batch must be ≥ 1 and --max-batches ≥ 0", app.ErrUsage)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("%w: unexpected argument %q", app.ErrUsage, fs.Arg(0))
 	}
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
@@ -47,27 +67,47 @@ func runReap(ctx context.Context, env app.Env, args []string) error {
 	}
 	log := logging.New(env.Stderr, cfg.LogLevel, "reaper")
 	return app.WithDB(ctx, env, func(gdb *gorm.DB) error {
-		r, sessions, err := reap(ctx, gdb, time.Now(), *batch, *maxBatches)
-		logReaped(ctx, log, r, sessions, err)
+		r, err := reap(ctx, gdb, time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
+		r.log(ctx, log, err)
 		if err != nil {
 			return err
 		}
-		return json.NewEncoder(env.Stdout).Encode(map[string]any{"images": r.Images, "bytes": r.Bytes, "batches": r.Batches, "sessions": sessions})
+		return json.NewEncoder(env.Stdout).Encode(map[string]any{"images": r.images.Images, "bytes": r.images.Bytes,
+			"batches": r.images.Batches, "notes": r.notes.Notes, "versions": r.notes.Versions, "sessions": r.sessions})
 	})
 }
 
-// reap deletes released images, then the sessions expired at now.
-func reap(ctx context.Context, gdb *gorm.DB, now time.Time, batch, maxBatches int) (notedb.Reaped, int64, error) {
-	r, err := notedb.New(gdb).Reap(ctx, batch, maxBatches)
-	if err != nil {
-		return r, 0, err
-	}
-	sessions, err := accountdb.New(gdb).PurgeSessions(ctx, now, batch)
-	return r, sessions, err
+// reaped is what one reap deleted.
+type reaped struct {
+	images   notedb.Reaped
+	notes    notedb.Purged
+	sessions int64
 }
 
-func logReaped(ctx context.Context, log *slog.Logger, r notedb.Reaped, sessions int64, err error) {
-	attrs := []any{"images", r.Images, "bytes", r.Bytes, "batches", r.Batches, "sessions", sessions}
+// reap deletes released images, then the notes unpublished more than retention before
+// now (after their images, which must go first), then the sessions expired at now.
+func reap(ctx context.Context, gdb *gorm.DB, now time.Time, retention time.Duration, batch, maxBatches int) (reaped, error) {
+	var r reaped
+	store := notedb.New(gdb)
+	var err error
+	if r.images, err = store.Reap(ctx, batch, maxBatches); err != nil {
+		return r, err
+	}
+	if r.notes, err = store.PurgeUnpublished(ctx, now.Add(-retention), batch, maxBatches); err != nil {
+		return r, err
+	}
+	r.sessions, err = accountdb.New(gdb).PurgeSessions(ctx, now, batch)
+	return r, err
+}
+
+// deletedAny reports whether the reap deleted something.
+func (r reaped) deletedAny() bool {
+	return r.images.Images > 0 || r.notes.Notes > 0 || r.notes.Versions > 0 || r.sessions > 0
+}
+
+func (r reaped) log(ctx context.Context, log *slog.Logger, err error) {
+	attrs := []any{"images", r.images.Images, "bytes", r.images.Bytes, "batches", r.images.Batches,
+		"notes", r.notes.Notes, "versions", r.notes.Versions, "note_batches", r.notes.Batches, "sessions", r.sessions}
 	if err != nil {
 		log.ErrorContext(ctx, "reap failed", append(attrs, "err", err)...)
 		return
@@ -82,13 +122,19 @@ func reapJob(d app.Deps) app.Job {
 		Name: "sharenote_reaper_images_deleted_total", Help: "Images of unpublished notes deleted by the reaper."})
 	bytes := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "sharenote_reaper_bytes_deleted_total", Help: "Image bytes deleted by the reaper."})
-	d.Registry.MustRegister(images, bytes)
+	notes := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "sharenote_reaper_notes_purged_total", Help: "Notes unpublished longer than the retention whose text the reaper deleted."})
+	versions := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "sharenote_reaper_versions_purged_total", Help: "Version snapshots of those notes deleted by the reaper."})
+	d.Registry.MustRegister(images, bytes, notes, versions)
 	return app.Job{Name: "reap", Every: d.Config.ReapInterval, Run: func(ctx context.Context) error {
-		r, sessions, err := reap(ctx, d.DB, d.Now(), 100, 0)
-		images.Add(float64(r.Images))
-		bytes.Add(float64(r.Bytes))
-		if err != nil || r.Images > 0 || sessions > 0 {
-			logReaped(ctx, d.Log, r, sessions, err)
+		r, err := reap(ctx, d.DB, d.Now(), d.Config.UnpublishedRetention, 100, 0)
+		images.Add(float64(r.images.Images))
+		bytes.Add(float64(r.images.Bytes))
+		notes.Add(float64(r.notes.Notes))
+		versions.Add(float64(r.notes.Versions))
+		if err != nil || r.deletedAny() {
+			r.log(ctx, d.Log, err)
 		}
 		return nil
 	}}

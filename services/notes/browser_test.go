@@ -3,6 +3,7 @@ package notes_test
 import (
 	"context"
 	"fmt"
+	"html/template"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/render"
 	"github.com/sharenote/sharenote/libs/testkit"
 	notepage "github.com/sharenote/sharenote/services/notes/internal/page"
 )
@@ -116,7 +118,12 @@ func TestBrowserRunsNoScriptFromNotes(t *testing.T) {
 			return
 		}
 		p := corpus[i]
-		pg, err := notepage.Render(notepage.Data{Title: p, Summary: p, Author: p, Markdown: p, Properties: map[string]any{p: p, "list": []any{p}},
+		body, err := render.Markdown(r.Context(), p)
+		if err != nil {
+			http.Error(w, err.Error(), 500)
+			return
+		}
+		pg, err := notepage.Render(notepage.Data{Title: p, Summary: p, Author: p, Body: template.HTML(body.HTML), Properties: map[string]any{p: p, "list": []any{p}},
 			Theme: "system", Accent: "#5b6ee1", Font: "sans", URL: "http://example.invalid/s/x", ImageURL: "http://example.invalid/og.png"})
 		if err != nil {
 			http.Error(w, err.Error(), 500)

@@ -15,7 +15,7 @@ import (
 
 // New is the notes module.
 func New(d app.Deps) (app.Service, error) {
-	api := notesapi.New(d.Notes, d.Settings, d.Registry)
+	api := notesapi.New(d.Notes, d.Settings, d.Reads, d.Registry)
 	return app.Service{Name: routes.Notes, Handlers: map[string]gin.HandlerFunc{
 		routes.NoteRead:        api.ReadNote,
 		routes.NoteUpdate:      api.UpdateNote,

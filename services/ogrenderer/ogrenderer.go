@@ -13,7 +13,7 @@ import (
 
 // New is the og-renderer module. Its metrics go to d.Registry.
 func New(d app.Deps) (app.Service, error) {
-	api, err := ogapi.New(d.Notes, d.Settings, d.Registry)
+	api, err := ogapi.New(d.Notes, d.Reads, d.Registry)
 	if err != nil {
 		return app.Service{}, err
 	}

@@ -298,7 +298,7 @@ func TestCardIsDrawnOncePerChange(t *testing.T) {
 		if n := f.metric(renders); n != 1 {
 			t.Fatalf("after two reads %s = %v, want 1", renders, n)
 		}
-		if f.metric("sharenote_og_cache_hits_total") != 1 {
+		if f.metric("sharenote_readcache_hits_total") < 1 {
 			t.Error("the second read was not counted as a cache hit")
 		}
 		etag := first.Header.Get("ETag")
@@ -378,7 +378,8 @@ func TestMissingPreviewsAre404(t *testing.T) {
 
 		// Before expiry the preview may be cached only until the note expires.
 		resp := f.get("/api/og/"+expiring+".png", nil).Expect(t, http.StatusOK, "")
-		if cc := resp.Header.Get("Cache-Control"); cc != "public, max-age=30" {
+		// The database keeps microseconds, so the time left is a hair under 30 s.
+		if cc := resp.Header.Get("Cache-Control"); cc != "public, max-age=29" && cc != "public, max-age=30" {
 			t.Errorf("Cache-Control of a note expiring in 30 s = %q", cc)
 		}
 		f.Clock.Advance(31 * time.Second)

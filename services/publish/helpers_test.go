@@ -108,11 +108,11 @@ func (f *fixture) published(t testing.TB, resp *testkit.Response) string {
 // stored reads a publication back from the domain.
 func (f *fixture) stored(t testing.TB, cuid string) note.Publication {
 	t.Helper()
-	p, err := f.App.Deps().Notes.Read(context.Background(), cuid)
+	v, err := f.App.Deps().Notes.ReadView(context.Background(), cuid)
 	if err != nil {
 		t.Fatalf("read %s: %v", cuid, err)
 	}
-	return p
+	return v.Publication
 }
 
 // usage is the account's image_bytes_used.

@@ -3,6 +3,8 @@
 package publish
 
 import (
+	"os"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/sharenote/sharenote/libs/app"
@@ -10,9 +12,16 @@ import (
 	"github.com/sharenote/sharenote/services/publish/internal/publishapi"
 )
 
-// New is the publish module.
+// New is the publish module. Image parts are spooled to the temporary directory ($TMPDIR,
+// else /tmp; the chart mounts an emptyDir there); when it cannot be written, they are
+// kept in memory instead, bounded by SHARE_MAX_UPLOADS, and a warning says so.
 func New(d app.Deps) (app.Service, error) {
-	api := publishapi.New(d.Notes)
+	dir := os.TempDir()
+	if err := publishapi.CheckSpoolDir(dir); err != nil {
+		d.Log.Warn("image uploads are kept in memory: the temporary directory cannot be written", "dir", dir, "err", err)
+		dir = ""
+	}
+	api := publishapi.New(d.Notes, dir)
 	return app.Service{Name: routes.Publish, Handlers: map[string]gin.HandlerFunc{
 		routes.PublishCreate: api.Publish,
 	}}, nil

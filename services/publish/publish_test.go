@@ -228,10 +228,11 @@ func TestMultipartPublishWithImages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stored, _, err := f.App.Deps().Notes.ReadImage(context.Background(), acc.UserCUID, id, name)
+			iv, err := f.App.Deps().Notes.ReadImage(context.Background(), acc.UserCUID, id, name)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
+			stored := iv.Image
 			if !bytes.Equal(stored.Data, img.data) || stored.MediaType != img.mediaType || stored.Size != int64(len(img.data)) {
 				t.Errorf("%s: %d bytes of %s, want the %d uploaded bytes of %s", name, len(stored.Data), stored.MediaType, len(img.data), img.mediaType)
 			}
@@ -281,9 +282,9 @@ func TestMultipartFields(t *testing.T) {
 				if strings.Contains(p.Content, "[[") {
 					t.Errorf("content = %q, want both references replaced", p.Content)
 				}
-				img, _, err := f.App.Deps().Notes.ReadImage(context.Background(), p.AccountCUID, p.CUID, "b.JPEG")
-				if err != nil || img.MediaType != "image/jpeg" {
-					t.Errorf("b.JPEG stored as %q (%v), want the canonical image/jpeg", img.MediaType, err)
+				iv, err := f.App.Deps().Notes.ReadImage(context.Background(), p.AccountCUID, p.CUID, "b.JPEG")
+				if err != nil || iv.Image.MediaType != "image/jpeg" {
+					t.Errorf("b.JPEG stored as %q (%v), want the canonical image/jpeg", iv.Image.MediaType, err)
 				}
 			}},
 		}

@@ -2,44 +2,47 @@
 package imagesapi
 
 import (
+	"context"
+	"errors"
+
 	"github.com/gin-gonic/gin"
 
-	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/cuid"
-	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
+	"github.com/sharenote/sharenote/libs/readcache"
+	"github.com/sharenote/sharenote/libs/routes"
 )
 
 // API serves image bytes.
 type API struct {
-	notes    *note.Core
-	settings *account.SettingsCore
+	notes  *note.Core
+	public *noteapi.Public
 }
 
-// New returns the API.
-func New(notes *note.Core, settings *account.SettingsCore) *API {
-	return &API{notes: notes, settings: settings}
+// New returns the API; reads are answered from reads.
+func New(notes *note.Core, reads *readcache.Cache) *API {
+	return &API{notes: notes, public: noteapi.NewPublic(reads, notes.Clock)}
 }
 
-// Read returns an image of an active publication with its stored media type. nosniff
-// stops a browser from reinterpreting the bytes as anything but that image type.
+// Read returns an image of an active publication with its stored media type, from the
+// read cache or with one query. Its validator is the image's SHA-256, which no edit of
+// the note changes.
 func (a *API) Read(c *gin.Context) {
 	user, noteID, name := c.Param("userCuid"), c.Param("noteCuid"), c.Param("filename")
 	if !cuid.Valid(user) || !cuid.Valid(noteID) || !note.ValidFilename(name) {
-		errs.Abort(c, errs.NotFoundError())
+		noteapi.NotFoundJSON(c)
 		return
 	}
-	img, p, err := a.notes.ReadImage(c.Request.Context(), user, noteID, name)
-	if err != nil {
-		errs.Abort(c, noteapi.Error(err))
-		return
-	}
-	prof, err := a.settings.Get(c.Request.Context(), p.AccountCUID)
-	if err != nil {
-		errs.Abort(c, err)
-		return
-	}
-	c.Header("X-Content-Type-Options", "nosniff")
-	noteapi.ServePublic(c, p, a.notes.Now(), prof.Settings.Indexable, img.MediaType, img.SHA256[:32], img.Data)
+	a.public.Serve(c, noteapi.Read{Route: routes.ImageRead, ID: user + "/" + noteID + "/" + name, NotFound: noteapi.NotFoundJSON,
+		Load: func(ctx context.Context, _ *readcache.Entry) (*readcache.Entry, error) {
+			iv, err := a.notes.ReadImage(ctx, user, noteID, name)
+			if errors.Is(err, note.ErrNotFound) {
+				return noteapi.Missing(noteID), nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			return noteapi.Entry(iv.Note, `"`+iv.Image.SHA256[:32]+`"`, iv.Image.MediaType, iv.Image.Data), nil
+		}})
 }

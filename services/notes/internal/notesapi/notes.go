@@ -1,20 +1,23 @@
 package notesapi
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
+	"github.com/sharenote/sharenote/libs/readcache"
+	"github.com/sharenote/sharenote/libs/routes"
 )
 
 // publicNote is the public JSON of a note (CONTRACT "Reads"): camelCase.
@@ -41,17 +44,19 @@ type appearance struct {
 
 // ownerNote is the owner's view of a publication (CONTRACT "Publication (owner view)").
 type ownerNote struct {
-	CUID           string         `json:"cuid"`
-	URL            string         `json:"url"`
-	Title          *string        `json:"title"`
-	Summary        *string        `json:"summary"`
-	Content        string         `json:"content"`
-	Properties     map[string]any `json:"properties"`
-	ShowProperties bool           `json:"show_properties"`
-	ExpiresAt      *string        `json:"expires_at"`
-	Status         note.Status    `json:"status"`
-	CreatedAt      string         `json:"created_at"`
-	UpdatedAt      string         `json:"updated_at"`
+	CUID           string            `json:"cuid"`
+	URL            string            `json:"url"`
+	Title          *string           `json:"title"`
+	Summary        *string           `json:"summary"`
+	Content        string            `json:"content"`
+	Properties     map[string]any    `json:"properties"`
+	ShowProperties bool              `json:"show_properties"`
+	ExpiresAt      *string           `json:"expires_at"`
+	Status         note.Status       `json:"status"`
+	CreatedAt      string            `json:"created_at"`
+	UpdatedAt      string            `json:"updated_at"`
+	ETag           string            `json:"etag"`
+	Warnings       []noteapi.Warning `json:"warnings"`
 }
 
 type listItem struct {
@@ -63,6 +68,7 @@ type listItem struct {
 	CreatedAt string      `json:"created_at"`
 	UpdatedAt string      `json:"updated_at"`
 	ExpiresAt *string     `json:"expires_at"`
+	ETag      string      `json:"etag"`
 }
 
 type listResponse struct {
@@ -88,53 +94,46 @@ type versionBody struct {
 	ExpiresAt      *string        `json:"expires_at"`
 }
 
-// published loads the active publication of the path's :cuid with its owner's settings;
-// note.ErrNotFound for a malformed, unknown, expired or unpublished one.
-func (a *API) published(c *gin.Context) (note.Publication, account.Settings, error) {
+// ReadNote answers GET /api/notes/:cuid from the read cache.
+func (a *API) ReadNote(c *gin.Context) {
 	id := c.Param("cuid")
 	if !cuid.Valid(id) {
-		return note.Publication{}, account.Settings{}, note.ErrNotFound
-	}
-	p, err := a.notes.Read(c.Request.Context(), id)
-	if err != nil {
-		return note.Publication{}, account.Settings{}, err
-	}
-	prof, err := a.settings.Get(c.Request.Context(), p.AccountCUID)
-	if err != nil {
-		return note.Publication{}, account.Settings{}, err
-	}
-	return p, prof.Settings, nil
-}
-
-// ReadNote answers GET /api/notes/:cuid.
-func (a *API) ReadNote(c *gin.Context) {
-	p, s, err := a.published(c)
-	if err != nil {
-		errs.Abort(c, noteapi.Error(err))
+		noteapi.NotFoundJSON(c)
 		return
 	}
-	body := publicNote{CUID: p.CUID, URL: a.notes.URL(p.CUID), Title: p.Title, Summary: p.Summary, Content: p.Content,
+	a.public.Serve(c, noteapi.Read{Route: routes.NoteRead, ID: id, Compress: true, NotFound: noteapi.NotFoundJSON,
+		Load: noteapi.LoadView(a.notes, id, func(v note.View) string {
+			return noteapi.Tag(routes.NoteRead, v.ETag, noteapi.SettingsTag(v))
+		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
+			body, err := json.Marshal(a.publicNote(v))
+			if err != nil {
+				return nil, err
+			}
+			return noteapi.Entry(v, etag, "application/json; charset=utf-8", body), nil
+		})})
+}
+
+// publicNote is the public JSON of v.
+func (a *API) publicNote(v note.View) publicNote {
+	s := v.Owner
+	body := publicNote{CUID: v.CUID, URL: a.notes.URL(v.CUID), Title: v.Title, Summary: v.Summary, Content: v.Content,
 		Appearance:  appearance{Theme: s.Theme, AccentColor: s.AccentColor, Font: s.Font},
-		PublishedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt),
-		ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt), ShowProperties: p.ShowProperties, Properties: map[string]any{}}
+		PublishedAt: httpx.FormatTime(v.CreatedAt), UpdatedAt: httpx.FormatTime(v.UpdatedAt),
+		ExpiresAt: httpx.FormatTimePtr(v.ExpiresAt), ShowProperties: v.ShowProperties, Properties: map[string]any{}}
 	if s.ShowAuthor {
 		body.Author = &s.Name
 	}
-	if p.ShowProperties && p.Properties != nil {
-		body.Properties = p.Properties
+	if v.ShowProperties && v.Properties != nil {
+		body.Properties = v.Properties
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		errs.Abort(c, errs.Internal(err))
-		return
-	}
-	noteapi.ServePublic(c, p, a.notes.Now(), s.Indexable, "application/json; charset=utf-8", "", b)
+	return body
 }
 
 func (a *API) owner(p note.Publication) ownerNote {
 	return ownerNote{CUID: p.CUID, URL: a.notes.URL(p.CUID), Title: p.Title, Summary: p.Summary, Content: p.Content,
 		Properties: p.Properties, ShowProperties: p.ShowProperties, ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt),
-		Status: p.Status(a.notes.Now()), CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt)}
+		Status: p.Status(a.notes.Now()), CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt),
+		ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)}
 }
 
 // UpdateNote answers PATCH /api/notes/:cuid with the owner's view after the change.
@@ -154,12 +153,14 @@ func (a *API) UpdateNote(c *gin.Context) {
 		errs.Abort(c, errs.NotFoundError())
 		return
 	}
+	patch.IfMatch = ifMatch(c.GetHeader("If-Match"))
 	p, err := a.notes.Update(c.Request.Context(), authn.Principal(c).AccountCUID, id, patch)
 	if err != nil {
 		errs.Abort(c, noteapi.Error(err))
 		return
 	}
 	c.Header("Cache-Control", "no-store")
+	noteapi.SetETag(c, p)
 	c.JSON(http.StatusOK, a.owner(p))
 }
 
@@ -219,6 +220,17 @@ func (a *API) parsePatch(fields map[string]json.RawMessage) (note.Patch, error) 
 			"The body must change at least one of content, title, summary, properties, show_properties, expires_at.")
 	}
 	return p, nil
+}
+
+// ifMatch reads an If-Match header: a list of etags, each quoted or bare, or "*".
+func ifMatch(header string) []string {
+	var out []string
+	for _, t := range strings.Split(header, ",") {
+		if t = strings.Trim(strings.TrimPrefix(strings.TrimSpace(t), "W/"), `"`); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 var versionExpr = regexp.MustCompile(`^[1-9][0-9]*$`)
@@ -293,8 +305,13 @@ func (a *API) Unshare(c *gin.Context) {
 
 // ListNotes answers GET /api/user/notes.
 func (a *API) ListNotes(c *gin.Context) {
+	query, err := noteapi.Query(c.Request.URL.RawQuery, "cursor", "limit")
+	if err != nil {
+		errs.Abort(c, err)
+		return
+	}
 	limit := note.ListDefault
-	if raw, ok := c.GetQuery("limit"); ok {
+	if raw, ok := query["limit"]; ok {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > note.ListMax {
 			errs.Abort(c, errs.Newf(http.StatusBadRequest, errs.InvalidLimit, "limit must be an integer from 1 to %d.", note.ListMax))
@@ -302,7 +319,7 @@ func (a *API) ListNotes(c *gin.Context) {
 		}
 		limit = n
 	}
-	rows, next, err := a.notes.List(c.Request.Context(), authn.Principal(c).AccountCUID, c.Query("cursor"), limit)
+	rows, next, err := a.notes.List(c.Request.Context(), authn.Principal(c).AccountCUID, query["cursor"], limit)
 	if err != nil {
 		errs.Abort(c, noteapi.Error(err))
 		return
@@ -311,7 +328,8 @@ func (a *API) ListNotes(c *gin.Context) {
 	now := a.notes.Now()
 	for i, p := range rows {
 		resp.Notes[i] = listItem{CUID: p.CUID, URL: a.notes.URL(p.CUID), Title: p.Title, Summary: p.Summary, Status: p.Status(now),
-			CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt), ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt)}
+			CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt), ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt),
+			ETag: p.ETag}
 	}
 	if next != "" {
 		resp.NextCursor = &next

@@ -14,18 +14,26 @@ import (
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/noteapi"
+	"github.com/sharenote/sharenote/libs/readcache"
 )
 
 // API serves the notes routes.
 type API struct {
 	notes    *note.Core
 	settings *account.SettingsCore
-	pages    *pageCache
+	public   *noteapi.Public
+	renders  prometheus.Counter
 }
 
-// New returns the API; its page cache's counters register on reg.
-func New(notes *note.Core, settings *account.SettingsCore, reg prometheus.Registerer) *API {
-	return &API{notes: notes, settings: settings, pages: newPageCache(reg)}
+// New returns the API; public reads are answered from reads, and its page counter
+// registers on reg.
+func New(notes *note.Core, settings *account.SettingsCore, reads *readcache.Cache, reg prometheus.Registerer) *API {
+	a := &API{notes: notes, settings: settings, public: noteapi.NewPublic(reads, notes.Clock),
+		renders: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sharenote_page_renders_total", Help: "Note pages built around their stored HTML; cached reads are not counted."})}
+	reg.MustRegister(a.renders)
+	return a
 }
 
 // GetSettings answers GET /api/user/settings.

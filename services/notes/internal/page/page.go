@@ -13,6 +13,7 @@ import (
 	"github.com/alecthomas/chroma/v2"
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/sharenote/sharenote/libs/render"
 )
 
 // Data is what a page shows.
@@ -20,10 +21,12 @@ type Data struct {
 	Title   string // Empty: the page says "Untitled note".
 	Summary string
 	// Author is the owner's name when they show it, else empty.
-	Author     string
-	Published  time.Time
-	Updated    time.Time
-	Markdown   string
+	Author    string
+	Published time.Time
+	Updated   time.Time
+	// Body is the note's stored HTML, rendered and sanitized by libs/render when the note
+	// changed.
+	Body       template.HTML
 	Properties map[string]any // nil or empty: no properties table.
 	Theme      string         // system, light or dark.
 	Accent     string         // #rrggbb
@@ -42,12 +45,15 @@ type Page struct {
 // SiteName names the service on pages and previews.
 const SiteName = "sharenote"
 
-// Render renders a note page.
+// Version identifies the page shell (template and styles) for the pages' validators: a
+// build with another shell serves pages under other ETags.
+var Version = func() string {
+	sum := sha256.Sum256([]byte(pageTemplate.Tree.Root.String() + baseCSS + lightCode + darkCode))
+	return base64.RawURLEncoding.EncodeToString(sum[:12])
+}()
+
+// Render builds a note page around its stored HTML: no Markdown is rendered here.
 func Render(d Data) (Page, error) {
-	body, err := Markdown(d.Markdown)
-	if err != nil {
-		return Page{}, fmt.Errorf("render markdown: %w", err)
-	}
 	css := stylesheet(d.Theme, d.Accent, d.Font)
 	title := d.Title
 	if title == "" {
@@ -57,10 +63,9 @@ func Render(d Data) (Page, error) {
 		Data
 		DisplayTitle string
 		CSS          template.CSS
-		Body         template.HTML
 		Props        []property
 		SiteName     string
-	}{d, title, template.CSS(css), template.HTML(body), properties(d.Properties), SiteName}
+	}{d, title, template.CSS(css), properties(d.Properties), SiteName}
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, view); err != nil {
 		return Page{}, fmt.Errorf("render page: %w", err)
@@ -285,7 +290,7 @@ footer{margin-top:3rem;color:var(--muted);font-size:.85rem}
 // codeCSS is the highlighter's stylesheet for a chroma style, scoped by class prefix.
 func codeCSS(name string) string {
 	var b strings.Builder
-	f := chromahtml.New(chromahtml.WithClasses(true), chromahtml.ClassPrefix(codeClassPrefix))
+	f := chromahtml.New(chromahtml.WithClasses(true), chromahtml.ClassPrefix(render.CodeClassPrefix))
 	style := styles.Get(name)
 	if err := f.WriteCSS(&b, style); err != nil {
 		panic(err)
@@ -302,7 +307,7 @@ func minify(css string, _ *chroma.Style) string {
 			line = line[i+2:]
 		}
 		line = strings.TrimSpace(line)
-		if line == "" || strings.Contains(line, "."+codeClassPrefix+"bg ") || strings.HasPrefix(line, ".bg ") {
+		if line == "" || strings.Contains(line, "."+render.CodeClassPrefix+"bg ") || strings.HasPrefix(line, ".bg ") {
 			continue
 		}
 		out.WriteString(line)

@@ -12,35 +12,32 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/readcache"
 	"github.com/sharenote/sharenote/services/ogrenderer/internal/ogapi"
 )
 
-// notes serves one publication; the embedded interface panics on any other call, which
-// a preview never makes.
+// notes serves one publication of an owner with the default settings; the embedded
+// interface panics on any other call, which a preview never makes.
 type notes struct {
 	note.Storer
 	p note.Publication
 }
 
-func (n notes) Find(context.Context, string) (note.Publication, error) { return n.p, nil }
-
-type profiles struct{ account.SettingsStorer }
-
-func (profiles) Profile(context.Context, string) (string, account.Profile, error) {
-	s := account.DefaultSettings("Ada Lovelace")
-	return s.Name, account.Profile{Settings: s}, nil
+func (n notes) FindView(context.Context, string) (note.View, error) {
+	return note.View{Publication: n.p, Owner: account.DefaultSettings("Ada Lovelace")}, nil
 }
 
-// BenchmarkCachedRequest measures a preview request that the cache answers: the handler
-// with in-memory stores, without the network and database of a real server.
+// BenchmarkCachedRequest measures a preview request that the read cache answers: the
+// handler with an in-memory store, without the network and database of a real server.
 func BenchmarkCachedRequest(b *testing.B) {
 	gin.SetMode(gin.ReleaseMode)
 	title := "Notes on running Postgres and Redis in a small Kubernetes cluster"
 	summary := "What I learned moving a side project from one VM to a three-node cluster."
 	p := note.Publication{CUID: "k3v9x2m0q8w1e7r4t6y5u2i0", AccountCUID: "a3v9x2m0q8w1e7r4t6y5u2i0",
 		Title: &title, Summary: &summary, UpdatedAt: time.Now()}
-	api, err := ogapi.New(note.NewCore(notes{p: p}, time.Now, "http://x", 0),
-		account.NewSettingsCore(profiles{}, 0), prometheus.NewRegistry())
+	reg := prometheus.NewRegistry()
+	reads := readcache.New(64<<20, func(time.Time) bool { return true }, reg)
+	api, err := ogapi.New(note.NewCore(notes{p: p}, note.Config{Now: time.Now, PublicURL: "http://x"}), reads, reg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package publishapi parses the three body formats of POST /api/publish into a draft.
 // Every limit is enforced while reading, so no request makes the service hold more than
-// the limit in memory.
+// the limit in memory; the images of a multipart body are spooled to a temporary file
+// as they arrive, so that a request holds at most one of them in memory at a time.
 package publishapi
 
 import (
@@ -27,14 +28,20 @@ import (
 // API serves POST /api/publish.
 type API struct {
 	notes *note.Core
+	// spoolDir is where image parts are spooled; empty keeps them in memory (a read-only
+	// file system), where SHARE_MAX_UPLOADS alone bounds them.
+	spoolDir string
 }
 
-// New returns the API on the note core.
-func New(notes *note.Core) *API { return &API{notes: notes} }
+// New returns the API on the note core, spooling image parts to spoolDir ("" keeps them
+// in memory).
+func New(notes *note.Core, spoolDir string) *API { return &API{notes: notes, spoolDir: spoolDir} }
 
 type publishResponse struct {
-	CUID string `json:"cuid"`
-	URL  string `json:"url"`
+	CUID     string            `json:"cuid"`
+	URL      string            `json:"url"`
+	ETag     string            `json:"etag"`
+	Warnings []noteapi.Warning `json:"warnings"`
 }
 
 // Publish creates a publication. The route's body limit is the multipart limit; the
@@ -42,6 +49,12 @@ type publishResponse struct {
 func (a *API) Publish(c *gin.Context) {
 	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	var d note.Draft
+	var sp *spool
+	if a.spoolDir != "" {
+		sp = &spool{dir: a.spoolDir}
+		// The spooled images are read back by Publish below; the file goes when it is done.
+		defer sp.close()
+	}
 	switch {
 	case err != nil:
 		err = unsupported()
@@ -50,21 +63,37 @@ func (a *API) Publish(c *gin.Context) {
 	case mt == "application/json":
 		d, err = a.json(c)
 	case mt == "multipart/form-data":
-		d, err = a.multipart(c, params["boundary"])
+		d, err = a.multipart(c, params["boundary"], sp)
 	default:
 		err = unsupported()
 	}
 	if err != nil {
-		errs.Abort(c, noteapi.Error(err))
+		errs.Abort(c, publishError(err))
 		return
 	}
 	p, err := a.notes.Publish(c.Request.Context(), authn.Principal(c).AccountCUID, d)
 	if err != nil {
-		errs.Abort(c, noteapi.Error(err))
+		errs.Abort(c, publishError(err))
 		return
 	}
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, publishResponse{CUID: p.CUID, URL: a.notes.URL(p.CUID)})
+	noteapi.SetETag(c, p)
+	c.JSON(http.StatusOK, publishResponse{CUID: p.CUID, URL: a.notes.URL(p.CUID), ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)})
+}
+
+// publishError translates the errors of a publish: the image limits here, the rest as
+// every note edge does.
+func publishError(err error) error {
+	var many *note.TooManyImagesError
+	if errors.As(err, &many) {
+		if many.PerAccount {
+			return errs.Newf(http.StatusRequestEntityTooLarge, errs.TooManyImages,
+				"An account keeps at most %d images of published notes; unpublish notes to publish more images.", many.Limit)
+		}
+		return errs.Newf(http.StatusRequestEntityTooLarge, errs.TooManyImages,
+			"A publish carries at most %d images.", many.Limit)
+	}
+	return noteapi.Error(err)
 }
 
 func unsupported() error {
@@ -150,10 +179,17 @@ func (a *API) json(c *gin.Context) (note.Draft, error) {
 	return d, nil
 }
 
+// textFields are the form fields of the multipart format (CONTRACT "Publish"); the values
+// of other fields without a filename are read and dropped.
+var textFields = map[string]bool{"content": true, "title": true, "summary": true, "show_properties": true,
+	"expires_at": true, "properties": true}
+
 // multipart is the multipart/form-data format: text fields, and one part per image whose
 // field name is the exact filename. Parts are streamed: a text field is read up to the
-// JSON limit, an image up to MaxImageBytes, the whole request up to the route's limit.
-func (a *API) multipart(c *gin.Context, boundary string) (note.Draft, error) {
+// JSON limit, an image up to MaxImageBytes into sp (or memory when sp is nil), the whole
+// request up to the route's limit. Reading stops at the first image over
+// MaxImagesPerPublish, before its bytes.
+func (a *API) multipart(c *gin.Context, boundary string, sp *spool) (note.Draft, error) {
 	if boundary == "" {
 		return note.Draft{}, errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body has no boundary.")
 	}
@@ -177,28 +213,34 @@ func (a *API) multipart(c *gin.Context, boundary string) (note.Draft, error) {
 		}
 		name := part.FormName()
 		if part.FileName() != "" {
-			img, err := readImage(part, name)
-			if err != nil {
-				return note.Draft{}, err
+			if len(d.Images) == note.MaxImagesPerPublish {
+				return note.Draft{}, &note.TooManyImagesError{Limit: note.MaxImagesPerPublish}
 			}
 			if seen[name] {
 				return note.Draft{}, fmt.Errorf("%w: %s is uploaded twice", note.ErrInvalidImage, name)
 			}
 			seen[name] = true
+			img, err := readImage(part, name, sp)
+			if err != nil {
+				return note.Draft{}, err
+			}
 			d.Images = append(d.Images, img)
 			continue
 		}
-		value, err := readPart(part, routes.JSONLimit)
-		if errors.Is(err, errPartTooLarge) {
-			return note.Draft{}, httpx.TooLarge(routes.JSONLimit)
+		if !textFields[name] {
+			if _, err := readPart(part, routes.JSONLimit, io.Discard); err != nil {
+				return note.Draft{}, textError(err)
+			}
+			continue
 		}
-		if err != nil {
-			return note.Draft{}, err
+		var buf bytes.Buffer
+		if _, err := readPart(part, routes.JSONLimit, &buf); err != nil {
+			return note.Draft{}, textError(err)
 		}
-		if !utf8.Valid(value) {
+		if !utf8.Valid(buf.Bytes()) {
 			return note.Draft{}, noteapi.InvalidField(fmt.Sprintf("Form field %q is not valid UTF-8.", name))
 		}
-		fields[name] = string(value)
+		fields[name] = buf.String()
 	}
 	content, ok := fields["content"]
 	if !ok {
@@ -251,40 +293,72 @@ func (t *tailReader) Read(p []byte) (int, error) {
 // route's limit (which surfaces as *http.MaxBytesError).
 var errPartTooLarge = errors.New("part too large")
 
-// readImage reads one image part and checks it.
-func readImage(part *multipart.Part, name string) (note.Image, error) {
-	data, err := readPart(part, note.MaxImageBytes)
-	if errors.Is(err, errPartTooLarge) {
+// signatureBytes is enough of an image's first bytes for every signature CheckImage knows
+// (WebP's is the longest: "RIFF", a size, "WEBP").
+const signatureBytes = 12
+
+// readImage checks an image part on its first bytes, before the rest is read, then reads
+// it into sp (or into memory when sp is nil).
+func readImage(part *multipart.Part, name string, sp *spool) (note.Image, error) {
+	head := make([]byte, signatureBytes)
+	n, err := io.ReadFull(part, head)
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF { //nolint:errorlint // ReadFull returns these unwrapped.
+		return note.Image{}, multipartError(err)
+	}
+	head = head[:n]
+	mediaType, err := note.CheckImage(name, part.Header.Get("Content-Type"), head)
+	if err != nil {
+		return note.Image{}, err
+	}
+	img := note.Image{Filename: name, MediaType: mediaType}
+	if sp == nil {
+		buf := bytes.NewBuffer(head)
+		_, err = readPart(part, note.MaxImageBytes-int64(n), buf)
+		img.Data = buf.Bytes()
+	} else {
+		var s spooled
+		s, err = sp.add(head, part, note.MaxImageBytes)
+		img.Size, img.SHA256, img.Load = s.size, s.sha256, sp.load(s)
+	}
+	switch {
+	case errors.Is(err, errPartTooLarge):
 		return note.Image{}, errs.Newf(http.StatusRequestEntityTooLarge, errs.ImageTooLarge,
 			"Image %q is larger than %d bytes.", name, note.MaxImageBytes)
+	case errors.Is(err, errSpool):
+		return note.Image{}, errs.Unavailable(err)
+	case err != nil:
+		return note.Image{}, multipartError(err)
 	}
-	if err != nil {
-		return note.Image{}, err
-	}
-	mediaType, err := note.CheckImage(name, part.Header.Get("Content-Type"), data)
-	if err != nil {
-		return note.Image{}, err
-	}
-	return note.Image{Filename: name, MediaType: mediaType, Data: data}, nil
+	return img, nil
 }
 
-// readPart reads a part of at most limit bytes; errPartTooLarge when it is longer.
-func readPart(part *multipart.Part, limit int64) ([]byte, error) {
-	var buf bytes.Buffer
-	n, err := io.Copy(&buf, io.LimitReader(part, limit+1))
+// readPart copies a part of at most limit bytes to w; errPartTooLarge when it is longer.
+// A failed read of the part is returned as it is.
+func readPart(part io.Reader, limit int64, w io.Writer) (int64, error) {
+	n, err := io.Copy(w, io.LimitReader(part, limit+1))
 	if err != nil {
-		return nil, multipartError(err)
+		return n, err
 	}
 	if n > limit {
-		return nil, errPartTooLarge
+		return n, errPartTooLarge
 	}
-	return buf.Bytes(), nil
+	return n, nil
 }
 
+// textError translates a failed read of a text field.
+func textError(err error) error {
+	if errors.Is(err, errPartTooLarge) {
+		return httpx.TooLarge(routes.JSONLimit)
+	}
+	return multipartError(err)
+}
+
+// multipartError translates a failed read of the multipart body: over the route's limit
+// is 413, below the minimum rate 408, anything else a body that does not parse.
 func multipartError(err error) error {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		return httpx.TooLarge(mbe.Limit)
+	if errors.As(err, &mbe) || errors.Is(err, httpx.ErrBodyTooSlow) {
+		return httpx.ReadError(err)
 	}
 	return errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body could not be parsed.")
 }

@@ -1,0 +1,235 @@
+package noteapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/andybalholm/brotli"
+	"github.com/gin-gonic/gin"
+
+	"github.com/sharenote/sharenote/libs/errs"
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/readcache"
+)
+
+// MaxPublicAge bounds how long a public read may be cached (SPEC.md "Limits").
+const MaxPublicAge = 60 * time.Second
+
+// Public answers the public reads (note JSON, page, preview PNG, images) from the
+// per-process read cache: a read of a cached note costs a map lookup and a write.
+type Public struct {
+	cache *readcache.Cache
+	now   func() time.Time
+}
+
+// NewPublic returns the public reads over cache, reading time from now.
+func NewPublic(cache *readcache.Cache, now func() time.Time) *Public {
+	return &Public{cache: cache, now: now}
+}
+
+// Read is one public read.
+type Read struct {
+	// Route and ID name the read in the cache: a route ID and the cuid (or the image's
+	// path below the route).
+	Route, ID string
+	// Compress offers gzip and brotli variants (text); images and PNGs are sent as they are.
+	Compress bool
+	// NotFound answers for an unknown, expired or unpublished publication.
+	NotFound func(*gin.Context)
+	// Load builds the entry from the database: a negative entry (NotFound) for a
+	// publication that is not active, or an entry reusing the bytes of stale (the entry
+	// the cache had, nil when none) when its validator would be stale's.
+	Load func(ctx context.Context, stale *readcache.Entry) (*readcache.Entry, error)
+}
+
+// Serve answers r: from the cache when its entry is fresh, else after one load however
+// many readers ask at once. Cache-Control is public with a max-age of at most 60 s and at
+// most the seconds left before expiry; If-None-Match gets 304; an expired publication is
+// 404 from the moment it expires, without a database query.
+func (p *Public) Serve(c *gin.Context, r Read) {
+	enc := ""
+	if r.Compress {
+		enc = negotiate(c.GetHeader("Accept-Encoding"))
+	}
+	key := r.Route + "\x00" + r.ID + "\x00"
+	e, ok := p.cache.Get(key + enc)
+	if !ok {
+		base, err := p.cache.Load(c.Request.Context(), key, r.Load)
+		if err != nil {
+			errs.Abort(c, Error(err))
+			return
+		}
+		e = base
+		if enc != "" && !base.NotFound {
+			e = p.cache.Derive(key+enc, base, variantTag(base.ETag, enc), func(b *readcache.Entry) *readcache.Entry {
+				return compress(b, enc)
+			})
+		}
+	}
+	now := p.now()
+	if e.NotFound || e.Expired(now) {
+		r.NotFound(c)
+		return
+	}
+	h := c.Writer.Header()
+	for _, kv := range e.Header {
+		h.Set(kv[0], kv[1])
+	}
+	age := MaxPublicAge
+	if e.ExpiresAt != nil {
+		age = min(age, e.ExpiresAt.Sub(now))
+	}
+	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(max(age, 0)/time.Second)))
+	h.Set("ETag", e.ETag)
+	if r.Compress {
+		h.Set("Vary", "Accept-Encoding")
+	}
+	if e.Noindex {
+		h.Set("X-Robots-Tag", "noindex")
+	}
+	if etagMatches(c.GetHeader("If-None-Match"), e.ETag) {
+		c.Status(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Type", e.ContentType)
+	if e.Encoding != "" {
+		h.Set("Content-Encoding", e.Encoding)
+	}
+	h.Set("Content-Length", strconv.Itoa(len(e.Body)))
+	c.Status(http.StatusOK)
+	_, _ = c.Writer.Write(e.Body)
+}
+
+// Entry returns the cache entry of an active publication's public read.
+func Entry(v note.View, etag, contentType string, body []byte) *readcache.Entry {
+	return &readcache.Entry{Body: body, ContentType: contentType, ETag: etag, ExpiresAt: v.ExpiresAt,
+		Noindex: !v.Owner.Indexable, Note: v.CUID, Owner: v.AccountCUID}
+}
+
+// Missing is the negative entry of a publication that is not active.
+func Missing(cuid string) *readcache.Entry {
+	return &readcache.Entry{NotFound: true, Note: cuid}
+}
+
+// Tag returns a quoted strong validator derived from parts: everything a representation
+// depends on (route, the publication's etag, the owner's settings, the renderer's
+// version). It is computed once per load, never from the body per request.
+func Tag(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return `"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
+}
+
+// SettingsTag is the part of a validator that the owner's settings make, each field
+// separated so that no two settings give the same part.
+func SettingsTag(v note.View) string {
+	s := v.Owner
+	return strings.Join([]string{s.Name, strconv.FormatBool(s.ShowAuthor), s.Theme, s.AccentColor, s.Font, strconv.FormatBool(s.Indexable)}, "\x00")
+}
+
+// variantTag is the validator of base's variant in encoding enc.
+func variantTag(base, enc string) string {
+	return strings.TrimSuffix(base, `"`) + "-" + enc + `"`
+}
+
+// negotiate picks the content encoding for an Accept-Encoding header: brotli, else gzip,
+// else identity (""). A coding with q=0 is refused; "*" accepts both.
+func negotiate(header string) string {
+	if header == "" {
+		return ""
+	}
+	var br, gz bool
+	for _, part := range strings.Split(header, ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if q, ok := strings.CutPrefix(strings.TrimSpace(params), "q="); ok {
+			if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
+				continue
+			}
+		}
+		switch strings.ToLower(strings.TrimSpace(coding)) {
+		case "br":
+			br = true
+		case "gzip":
+			gz = true
+		case "*":
+			br, gz = true, true
+		}
+	}
+	switch {
+	case br:
+		return "br"
+	case gz:
+		return "gzip"
+	default:
+		return ""
+	}
+}
+
+// compress returns base's variant in enc. Variants are made once per change of the
+// publication, so they use strong settings.
+func compress(base *readcache.Entry, enc string) *readcache.Entry {
+	var buf bytes.Buffer
+	if enc == "br" {
+		w := brotli.NewWriterLevel(&buf, 6)
+		_, _ = w.Write(base.Body)
+		_ = w.Close()
+	} else {
+		w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = w.Write(base.Body)
+		_ = w.Close()
+	}
+	e := *base
+	e.Body, e.Encoding, e.ETag = buf.Bytes(), enc, variantTag(base.ETag, enc)
+	return &e
+}
+
+// etagMatches implements If-None-Match's weak comparison over a list of tags or "*".
+func etagMatches(header, etag string) bool {
+	if header == "" {
+		return false
+	}
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
+}
+
+// LoadView returns the Read.Load of a publication's read: it loads the view of cuid (one
+// query), answers a negative entry when the publication is not active, reuses the stale
+// entry's bytes when tag gives its validator (nothing the bytes show has changed), and
+// otherwise builds the entry with that validator.
+func LoadView(notes *note.Core, cuid string, tag func(note.View) string,
+	build func(ctx context.Context, v note.View, etag string) (*readcache.Entry, error),
+) func(context.Context, *readcache.Entry) (*readcache.Entry, error) {
+	return func(ctx context.Context, stale *readcache.Entry) (*readcache.Entry, error) {
+		v, err := notes.ReadView(ctx, cuid)
+		if errors.Is(err, note.ErrNotFound) {
+			return Missing(cuid), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		etag := tag(v)
+		if stale != nil && !stale.NotFound && stale.ETag == etag {
+			return Entry(v, "", "", nil).Reusing(stale), nil
+		}
+		return build(ctx, v, etag)
+	}
+}
+
+// NotFoundJSON answers a public read of an API route for a publication that is not there.
+func NotFoundJSON(c *gin.Context) { errs.Abort(c, errs.NotFoundError()) }

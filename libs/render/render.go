@@ -1,0 +1,371 @@
+// Package render turns a note's Markdown into the sanitized HTML of its page: CommonMark
+// plus GFM tables, task lists, strikethrough and autolinks, footnotes, heading ids,
+// highlighted code and Obsidian callouts. It runs when a note is written, not per view,
+// within these bounds:
+//
+//   - Highlighting one fenced code block may take blockDeadline, and all the blocks of a
+//     note together highlightBudget. A block that misses either is shown as plain text.
+//   - The HTML is at most MaxHTML(len(src)) bytes. Over that, the code blocks whose
+//     highlighting adds the most bytes are shown as plain text, then all of them, and
+//     if the note is still too large it is shown whole as preformatted text, cut at the
+//     cap.
+//   - A table may have no more cells than its Markdown has bytes. GFM pads short rows
+//     with empty cells, so a few kilobytes of pipes would otherwise parse into millions
+//     of nodes. A larger table is shown as plain text.
+//
+// Each block shown as plain text for missing a bound is reported as a Fallback, so that
+// the author can be told.
+//
+//   - A whole render may take noteDeadline. goldmark takes time quadratic in the length
+//     of some constructed inputs (100 KB of deeply nested block quotes and lists, unclosed
+//     link destinations or mismatched emphasis delimiters take seconds to parse), and its
+//     parser cannot be interrupted: a note that misses the deadline is shown whole as
+//     preformatted text, while its parse runs to its end in the background.
+//   - Renders run on at most `workers` goroutines per process, each held until its parse
+//     has really ended, so runaway parses never take more than that many cores. A render
+//     that cannot start before its deadline is shown as preformatted text too.
+//
+// Markdown returns as soon as its context is done.
+package render
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"runtime"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+)
+
+// Version identifies the renderer's output. Bump it whenever the HTML for the same
+// Markdown changes; stored renders of an older version are re-rendered lazily.
+const Version = 1
+
+// Fallback is a block shown as escaped preformatted text because it missed a bound.
+type Fallback struct {
+	Ref    string // the block's first line (trimmed, at most 80 characters), pointing the author to the spot
+	Reason string // one short human sentence: e.g. "highlighting took too long", "output too large"
+}
+
+// Result is a rendered note.
+type Result struct {
+	HTML []byte // sanitized HTML of the note body
+	// Fallbacks lists the blocks shown as plain text, in document order, each distinct
+	// reference and reason once and at most maxFallbacks of them.
+	Fallbacks []Fallback
+}
+
+// Reasons of fallbacks.
+const (
+	reasonSlow   = "highlighting took too long"
+	reasonBudget = "the note's time for highlighting ran out"
+	reasonLarge  = "output too large"
+	reasonTable  = "table has too many empty cells"
+	reasonFailed = "highlighting failed"
+	// The whole note is preformatted text for these two.
+	reasonDeadline = "the note took too long to render"
+	reasonBusy     = "the renderer was busy with other notes for too long"
+)
+
+// maxFallbacks caps the fallbacks reported for one note: a note made of thousands of
+// blocks that miss their bounds gets a readable list, not thousands of warnings.
+const maxFallbacks = 100
+
+// MaxHTML is the output cap for a source of n bytes: 4*n + 64 KiB.
+func MaxHTML(n int) int {
+	return 4*n + 64<<10
+}
+
+// markdown is goldmark with the extensions of a note. Raw HTML in a note is dropped by
+// goldmark (it is not in unsafe mode), and whatever it renders is sanitized again by
+// policy. Every node renderer checks the pass's sink first (see guarded), fenced code is
+// highlighted within bounds (see codeBlocks) and tables are bounded (see tables).
+var markdown = goldmark.New(
+	goldmark.WithRenderer(newRenderer()),
+	goldmark.WithExtensions(
+		tables{},
+		extension.Strikethrough,
+		extension.Linkify,
+		extension.TaskList,
+		extension.Footnote,
+		codeBlocks{},
+		callouts{},
+	),
+	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
+)
+
+// policy is the allowlist every rendered note passes through: bluemonday's policy for
+// user-generated content plus exactly the attributes our Markdown features produce.
+var policy = func() *bluemonday.Policy {
+	p := bluemonday.UGCPolicy()
+	token := regexp.MustCompile(`^[A-Za-z0-9_:. -]+$`)
+	p.AllowAttrs("class").Matching(token).OnElements("pre", "code", "span", "div", "p", "a", "sup", "ol", "li", "hr")
+	p.AllowAttrs("id").Matching(token).OnElements("h1", "h2", "h3", "h4", "h5", "h6", "li", "sup")
+	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(left|right|center)$`)).OnElements("th", "td")
+	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
+	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^$`)).OnElements("input")
+	p.AllowAttrs("role").Matching(regexp.MustCompile(`^doc-[a-z]+$`)).OnElements("a", "div", "sup")
+	return p
+}()
+
+// noteDeadline bounds one render, from the call to the result.
+const noteDeadline = 3 * time.Second
+
+// workers holds a slot for every render running in the process, until its parse ends.
+var workers = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
+
+// Markdown renders src to sanitized HTML within the bounds of the package documentation.
+// It returns ctx.Err() promptly when ctx is cancelled.
+func Markdown(ctx context.Context, src string) (Result, error) {
+	deadline := time.NewTimer(noteDeadline)
+	defer deadline.Stop()
+	select {
+	case workers <- struct{}{}:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	case <-deadline.C:
+		return whole(src, reasonBusy), nil
+	}
+	type outcome struct {
+		res Result
+		err error
+	}
+	// The render runs in its own goroutine because goldmark's parser cannot be
+	// interrupted; everything after the parse stops soon after rctx is done. The
+	// goroutine keeps its worker slot until it has really finished.
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan outcome, 1)
+	go func() {
+		defer func() { <-workers }()
+		defer func() {
+			if p := recover(); p != nil {
+				done <- outcome{err: fmt.Errorf("render markdown: panic: %v", p)}
+			}
+		}()
+		res, err := render(rctx, src)
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		return o.res, o.err
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	case <-deadline.C:
+		return whole(src, reasonDeadline), nil
+	}
+}
+
+// whole is src shown whole as preformatted text, for reason.
+func whole(src, reason string) Result {
+	return Result{
+		HTML:      preformatted(src, MaxHTML(len(src))),
+		Fallbacks: []Fallback{{Ref: firstLine(strings.TrimLeft(src, " \t\r\n")), Reason: reason}},
+	}
+}
+
+// render parses src once and renders it in up to three passes, each giving up more
+// highlighting, until the sanitized HTML fits the cap; failing that the note is shown
+// whole as preformatted text.
+func render(ctx context.Context, src string) (Result, error) {
+	source := []byte(src)
+	doc := markdown.Parser().Parse(text.NewReader(source))
+	r := &run{ctx: ctx, max: MaxHTML(len(source)), budget: highlightBudget, code: map[*ast.FencedCodeBlock]*codeOutcome{}}
+
+	p, err := r.pass(source, doc, nil, false)
+	if err == nil && len(p.HTML) > r.max {
+		// Every block has been rendered, so the bytes each block's highlighting adds
+		// are known: give up the most expensive highlighting first.
+		if shed := r.shed(len(p.HTML) - r.max); len(shed) < r.highlighted() {
+			p, err = r.pass(source, doc, shed, false)
+		}
+	}
+	if (errors.Is(err, errTooLarge) || err == nil && len(p.HTML) > r.max) && r.highlighted() > 0 {
+		p, err = r.pass(source, doc, nil, true)
+	}
+	switch {
+	case err == nil && len(p.HTML) <= r.max:
+		return p, nil
+	case err != nil && !errors.Is(err, errTooLarge):
+		return Result{}, err
+	}
+	return whole(src, reasonLarge), nil
+}
+
+// errTooLarge stops a pass whose output exceeds its cap.
+var errTooLarge = errors.New("render: output too large")
+
+// run is the state of one Markdown call that its passes share.
+type run struct {
+	ctx    context.Context
+	max    int           // the cap of the sanitized HTML
+	budget time.Duration // highlighting time the note has left
+	// code holds the outcome of highlighting each block, so that a later pass does not
+	// highlight it again.
+	code map[*ast.FencedCodeBlock]*codeOutcome
+}
+
+// pass renders doc once, showing as plain text the code blocks in plain, or all of them
+// when allPlain. The unsanitized HTML may take twice the cap, since sanitizing can shrink
+// it (it drops what it does not allow) as well as grow it (it escapes quotes and adds
+// rel="nofollow" to links).
+func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]bool, allPlain bool) (Result, error) {
+	s := &sink{run: r, limit: 2 * r.max, plain: plain, allPlain: allPlain, seen: map[Fallback]bool{}}
+	if err := markdown.Renderer().Render(s, source, doc); err != nil {
+		return Result{}, err
+	}
+	html := policy.SanitizeBytes(s.buf)
+	if err := r.ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	return Result{HTML: html, Fallbacks: s.fallbacks}, nil
+}
+
+// sink is the writer of one pass. It keeps at most limit bytes, and it carries the pass's
+// state to the node renderers, which goldmark hands nothing but the writer.
+type sink struct {
+	*run
+	buf      []byte
+	limit    int   // the cap of the unsanitized HTML
+	err      error // errTooLarge or the context's error: the pass is over
+	plain    map[*ast.FencedCodeBlock]bool
+	allPlain bool
+
+	fallbacks []Fallback
+	seen      map[Fallback]bool
+}
+
+// check reports whether the pass is over, noticing a done context.
+func (s *sink) check() error {
+	if s.err == nil {
+		select {
+		case <-s.ctx.Done():
+			s.err = s.ctx.Err()
+		default:
+		}
+	}
+	return s.err
+}
+
+// room reports whether n more bytes fit, ending the pass when they do not.
+func (s *sink) room(n int) bool {
+	if s.err == nil && len(s.buf)+n > s.limit {
+		s.err = errTooLarge
+	}
+	return s.err == nil
+}
+
+func (s *sink) Write(p []byte) (int, error) {
+	if !s.room(len(p)) {
+		return 0, s.err
+	}
+	s.buf = append(s.buf, p...)
+	return len(p), nil
+}
+
+func (s *sink) WriteString(p string) (int, error) {
+	if !s.room(len(p)) {
+		return 0, s.err
+	}
+	s.buf = append(s.buf, p...)
+	return len(p), nil
+}
+
+func (s *sink) WriteByte(c byte) error {
+	if !s.room(1) {
+		return s.err
+	}
+	s.buf = append(s.buf, c)
+	return nil
+}
+
+func (s *sink) WriteRune(c rune) (int, error) {
+	n := utf8.RuneLen(c)
+	if n < 0 {
+		n = utf8.RuneLen(utf8.RuneError)
+	}
+	if !s.room(n) {
+		return 0, s.err
+	}
+	s.buf = utf8.AppendRune(s.buf, c)
+	return n, nil
+}
+
+// Available is the room left under the cap.
+func (s *sink) Available() int { return s.limit - len(s.buf) }
+
+// Buffered is zero: everything written is in the result at once.
+func (s *sink) Buffered() int { return 0 }
+
+// Flush reports why the pass ended early, if it did.
+func (s *sink) Flush() error { return s.err }
+
+// fallback records a block shown as plain text, once per reference and reason.
+func (s *sink) fallback(ref, reason string) {
+	f := Fallback{Ref: ref, Reason: reason}
+	if len(s.fallbacks) >= maxFallbacks || s.seen[f] {
+		return
+	}
+	s.seen[f] = true
+	s.fallbacks = append(s.fallbacks, f)
+}
+
+// firstLine is the first line of b, trimmed and cut to at most 80 characters.
+func firstLine(b string) string {
+	if i := strings.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	b = strings.TrimSpace(b)
+	n := 0
+	for i := range b {
+		if n == 80 {
+			return strings.TrimSpace(b[:i])
+		}
+		n++
+	}
+	return b
+}
+
+// preformatted is src as one escaped preformatted block of at most limit bytes, cut at a
+// character boundary. It is escaped by construction, so it needs no sanitizing.
+func preformatted(src string, limit int) []byte {
+	const open, end = "<pre><code>", "</code></pre>\n"
+	out := make([]byte, 0, min(limit, len(open)+len(src)+len(end)))
+	out = append(out, open...)
+	room := limit - len(end)
+	for _, c := range src {
+		var entity string
+		switch c {
+		case '&':
+			entity = "&amp;"
+		case '<':
+			entity = "&lt;"
+		case '>':
+			entity = "&gt;"
+		case 0:
+			c = utf8.RuneError
+		}
+		n := len(entity)
+		if n == 0 {
+			n = utf8.RuneLen(c)
+		}
+		if len(out)+n > room {
+			break
+		}
+		if entity != "" {
+			out = append(out, entity...)
+		} else {
+			out = utf8.AppendRune(out, c)
+		}
+	}
+	return append(out, end...)
+}

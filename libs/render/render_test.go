@@ -1,0 +1,418 @@
+package render_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/sharenote/sharenote/libs/render"
+)
+
+func markdown(t testing.TB, src string) render.Result {
+	t.Helper()
+	res, err := render.Markdown(context.Background(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func fence(lang, code string) string {
+	return "```" + lang + "\n" + code + "```\n"
+}
+
+// lines is code of short lines, size bytes in all, headed by a line that tells blocks
+// apart in fallbacks.
+func lines(head string, size int) string {
+	return head + "\n" + strings.Repeat("a\n", (size-len(head)-1)/2)
+}
+
+func TestMarkdownFeatures(t *testing.T) {
+	tests := []struct {
+		name, src string
+		want      []string
+		not       []string
+	}{
+		{"a table aligns with attributes", "| a | b |\n|:--|--:|\n| 1 | 2 |\n",
+			[]string{`<th align="left">a</th>`, `<td align="right">2</td>`}, []string{"style="}},
+		{"a short row gets empty cells", "| a | b | c |\n|---|---|---|\n| 1 |\n", []string{"<td>1</td>\n<td></td>\n<td></td>"}, nil},
+		{"a task list has checkboxes", "- [x] done\n- [ ] open\n",
+			[]string{`<input checked="" disabled="" type="checkbox"`, `<input disabled="" type="checkbox"`}, nil},
+		{"strikethrough and autolinks", "~~old~~ www.example.com\n",
+			[]string{"<del>old</del>", `<a href="http://www.example.com" rel="nofollow">www.example.com</a>`}, nil},
+		{"a footnote links both ways", "Text.[^1]\n\n[^1]: Note.\n",
+			[]string{`<sup id="fnref:1"><a href="#fn:1" class="footnote-ref" role="doc-noteref" rel="nofollow">1</a></sup>`, `<li id="fn:1">`, `class="footnote-backref"`}, nil},
+		{"headings have ids", "## Hello World\n", []string{`<h2 id="hello-world">Hello World</h2>`}, nil},
+		{"a callout is a titled box", "> [!warning]- Be careful\n> Body **text**.\n",
+			[]string{`<div class="callout callout-warning"><p class="callout-title">Be careful</p>`, "<p>Body <strong>text</strong>.</p>"}, []string{"<blockquote>"}},
+		{"a callout without title is named after its kind", "> [!tip]\n> Body.\n", []string{`<p class="callout-title">Tip</p>`}, nil},
+		{"code is highlighted with prefixed classes", fence("go", "func f() {}\n"),
+			[]string{`<pre class="hl-chroma"><code><span class="hl-line"><span class="hl-cl"><span class="hl-kd">func</span>`}, nil},
+		{"an unknown language is plain with its class", fence("mermaid", "graph TD; A-->B\n"),
+			[]string{`<pre><code class="language-mermaid">graph TD; A--&gt;B`}, []string{"hl-"}},
+		{"code without a language is plain", fence("", "x < y\n"), []string{"<pre><code>x &lt; y\n</code></pre>"}, nil},
+		{"raw HTML is dropped", "<b>bold</b> <script>alert(1)</script>\n\n<div onclick=\"x()\">block</div>\n",
+			[]string{"<p>bold alert(1)</p>"}, []string{"<b>", "<script", "onclick", "<div", "omitted"}},
+		{"a javascript link loses its href", "[click](javascript:alert(1))\n", []string{"click"}, []string{"javascript:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := markdown(t, tt.src)
+			html := string(res.HTML)
+			for _, w := range tt.want {
+				if !strings.Contains(html, w) {
+					t.Errorf("HTML lacks %q:\n%s", w, html)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(html, n) {
+					t.Errorf("HTML has %q:\n%s", n, html)
+				}
+			}
+			if len(res.Fallbacks) != 0 {
+				t.Errorf("fallbacks: %v", res.Fallbacks)
+			}
+		})
+	}
+}
+
+// The lexers of some languages backtrack for a long time on a few kilobytes: before
+// highlighting was bounded, each of the 32 KB blocks of short lines below took about 40 s
+// to render (each line start makes the lexer's first rule scan the rest of the block),
+// and the slashy string a third of a second for 43 bytes (one match backtracking until
+// chroma's 250 ms match timeout).
+var pathological = []struct{ name, lang, code string }{
+	{"Groovy of short lines", "groovy", lines("def x", 32<<10)},
+	{"Ceylon of short lines", "ceylon", lines("value x", 32<<10)},
+	{"Groovy slashy string that backtracks", "groovy", "/" + strings.Repeat(`\`, 41) + "\"\n"},
+}
+
+func TestPathologicalCodeRendersFast(t *testing.T) {
+	for _, p := range pathological {
+		t.Run(p.name, func(t *testing.T) {
+			start := time.Now()
+			res := markdown(t, "# Note\n\n"+fence(p.lang, p.code))
+			if d := time.Since(start); d > time.Second {
+				t.Errorf("took %v", d)
+			}
+			html := string(res.HTML)
+			if len(res.Fallbacks) == 0 {
+				if !strings.Contains(html, `class="hl-chroma"`) {
+					t.Errorf("neither highlighted nor reported: %.200s", html)
+				}
+				return
+			}
+			if !strings.Contains(html, `<pre><code class="language-`+p.lang+`">`) {
+				t.Errorf("fallback is not plain code: %.200s", html)
+			}
+			want := render.Fallback{Ref: strings.SplitN(p.code, "\n", 2)[0], Reason: "highlighting took too long"}
+			if res.Fallbacks[0] != want {
+				t.Errorf("fallbacks = %v, want %v", res.Fallbacks, want)
+			}
+		})
+	}
+}
+
+func TestFallbackCodeIsEscaped(t *testing.T) {
+	code := "</code></pre><script>alert(1)</script><img src=x onerror=alert(1)>\n" + lines("", 32<<10)
+	res := markdown(t, fence("groovy", code))
+	if len(res.Fallbacks) != 1 {
+		t.Fatalf("fallbacks: %v", res.Fallbacks)
+	}
+	if html := string(res.HTML); strings.Contains(html, "<script") || strings.Contains(html, "<img") {
+		t.Errorf("markup escaped the fallback: %.300s", html)
+	}
+}
+
+func TestHighlightingBudgetOfANote(t *testing.T) {
+	var src strings.Builder
+	const blocks = 10
+	for i := range blocks {
+		src.WriteString(fence("groovy", lines(fmt.Sprintf("def block%d", i), 32<<10)))
+	}
+	start := time.Now()
+	res := markdown(t, src.String())
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v", d)
+	}
+	if len(res.Fallbacks) != blocks {
+		t.Fatalf("%d fallbacks, want %d: %v", len(res.Fallbacks), blocks, res.Fallbacks)
+	}
+	first, last := res.Fallbacks[0], res.Fallbacks[blocks-1]
+	if first != (render.Fallback{Ref: "def block0", Reason: "highlighting took too long"}) ||
+		last != (render.Fallback{Ref: fmt.Sprintf("def block%d", blocks-1), Reason: "the note's time for highlighting ran out"}) {
+		t.Errorf("fallbacks: %v", res.Fallbacks)
+	}
+}
+
+func TestFenceAttributesAreIgnored(t *testing.T) {
+	code := "package main\n\nfunc main() {\n\tprintln(\"hi\")\n}\n"
+	plain := markdown(t, fence("go", code))
+	for _, info := range []string{
+		"go {linenos=true hl_lines=[1-9999]}",
+		"go {linenos=table linenostart=1000000}",
+		"go {linenos=inline hl_lines=[1,2,3]}",
+	} {
+		if got := markdown(t, fence(info, code)); string(got.HTML) != string(plain.HTML) {
+			t.Errorf("%s renders\n%s\nnot\n%s", info, got.HTML, plain.HTML)
+		}
+	}
+}
+
+func TestOutputIsCapped(t *testing.T) {
+	const big = 1900 << 10
+	wide := strings.Repeat("|a", 1000) + "|\n" + strings.Repeat("|-", 1000) + "|\n"
+	tests := []struct {
+		name, src string
+		reason    string // of every fallback; "" when there is none
+		timed     bool   // fallbacks depend on the machine's speed: unchecked
+	}{
+		{"1.9 MB of <", strings.Repeat("<", big), "", false},
+		{"1.9 MB of &", strings.Repeat("&", big), "output too large", false},
+		{"quotes the sanitizer escapes", strings.Repeat("'", 200<<10), "output too large", false},
+		{"a table of pipes only, padded with empty cells", wide + strings.Repeat("|\n", (big-len(wide))/2), "table has too many empty cells", false},
+		{"a one-column table of empty rows", "|a|\n|-|\n" + strings.Repeat("|\n", 100<<10), "output too large", false},
+		{"a 1.9 MB note of fences asking for line numbers", strings.Repeat(fence("go {linenos=true hl_lines=[1-9999]}", "x\n"), big/46), "", true},
+		{"footnote references", strings.Repeat("[^1]", 50<<10) + "\n\n[^1]: x\n", "output too large", false},
+		{"autolinks", strings.Repeat("www.a.b ", 25<<10), "output too large", false},
+		{"nested block quotes", strings.Repeat(">", 2000) + " a\n", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			res := markdown(t, tt.src)
+			if max := render.MaxHTML(len(tt.src)); len(res.HTML) > max {
+				t.Errorf("%d bytes of HTML, cap %d", len(res.HTML), max)
+			}
+			if !tt.timed {
+				for _, f := range res.Fallbacks {
+					if f.Reason != tt.reason {
+						t.Errorf("fallback %v, want reason %q", f, tt.reason)
+					}
+				}
+				if tt.reason != "" && len(res.Fallbacks) == 0 {
+					t.Errorf("no fallback")
+				}
+			}
+			t.Logf("%d bytes → %d bytes of HTML in %v, %d fallbacks", len(tt.src), len(res.HTML), time.Since(start), len(res.Fallbacks))
+		})
+	}
+}
+
+func TestNoteOverTheCapIsPreformatted(t *testing.T) {
+	// Escaped, eight ampersands and an é take 42 bytes for 10.
+	src := strings.Repeat("&", 100) + "\n" + strings.Repeat("&&&&&&&&é", 100<<10)
+	res := markdown(t, src)
+	html := string(res.HTML)
+	max := render.MaxHTML(len(src))
+	if len(html) > max || len(html) < max-len("&amp;") {
+		t.Errorf("%d bytes of HTML, want nearly %d", len(html), max)
+	}
+	body, ok := strings.CutSuffix(html, "</code></pre>\n")
+	if !strings.HasPrefix(html, "<pre><code>&amp;&amp;") || !ok || !utf8.ValidString(html) ||
+		!strings.HasSuffix(body, "&amp;") && !strings.HasSuffix(body, "é") {
+		t.Errorf("HTML is not the escaped note cut at a character: %.40s…%s", html, html[len(html)-40:])
+	}
+	want := render.Fallback{Ref: strings.Repeat("&", 80), Reason: "output too large"}
+	if len(res.Fallbacks) != 1 || res.Fallbacks[0] != want {
+		t.Errorf("fallbacks = %v, want %v", res.Fallbacks, want)
+	}
+}
+
+func TestHighlightingIsGivenUpBlockByBlock(t *testing.T) {
+	// Short lines of Go grow about 35 times when highlighted: with enough prose around
+	// them, dropping the highlighting of one block is enough to fit.
+	src := strings.Repeat("Some prose to read. ", 200) + "\n\n" +
+		fence("go", lines("// one", 1<<10)) + fence("go", lines("// two", 1<<10)) + fence("go", lines("// three", 1<<10))
+	res := markdown(t, src)
+	if max := render.MaxHTML(len(src)); len(res.HTML) > max {
+		t.Errorf("%d bytes of HTML, cap %d", len(res.HTML), max)
+	}
+	highlighted := strings.Count(string(res.HTML), `class="hl-chroma"`)
+	if highlighted == 0 || highlighted+len(res.Fallbacks) != 3 {
+		t.Errorf("%d blocks highlighted, fallbacks %v", highlighted, res.Fallbacks)
+	}
+	for _, f := range res.Fallbacks {
+		if f.Reason != "output too large" {
+			t.Errorf("fallback %v", f)
+		}
+	}
+}
+
+func TestHighlightingFarOverTheCapIsGivenUpEverywhere(t *testing.T) {
+	var src strings.Builder
+	for i := range 10 {
+		src.WriteString(fence("go", lines(fmt.Sprintf("// block %d", i), 2<<10)))
+	}
+	res := markdown(t, src.String())
+	if strings.Contains(string(res.HTML), "hl-") || len(res.Fallbacks) != 10 {
+		t.Errorf("fallbacks %v", res.Fallbacks)
+	}
+	if max := render.MaxHTML(src.Len()); len(res.HTML) > max {
+		t.Errorf("%d bytes of HTML, cap %d", len(res.HTML), max)
+	}
+}
+
+func TestATableWithinItsBoundIsATable(t *testing.T) {
+	// Rows that leave trailing cells out are usual; the table has fewer cells than bytes.
+	src := "| Day | Mon | Tue | Wed | Thu | Fri |\n|---|---|---|---|---|---|\n" + strings.Repeat("| task | x |\n", 50)
+	res := markdown(t, src)
+	if !strings.Contains(string(res.HTML), "<table>") || len(res.Fallbacks) != 0 {
+		t.Errorf("fallbacks %v: %.100s", res.Fallbacks, res.HTML)
+	}
+}
+
+func TestFallbackRefIsTheFirstLineCut(t *testing.T) {
+	long := "  " + strings.Repeat("é", 100) + "  "
+	res := markdown(t, fence("groovy", long+"\n"+lines("", 32<<10)))
+	if len(res.Fallbacks) != 1 || res.Fallbacks[0].Ref != strings.Repeat("é", 80) {
+		t.Errorf("fallbacks %v", res.Fallbacks)
+	}
+}
+
+func TestCancelStopsARender(t *testing.T) {
+	var src strings.Builder
+	for i := range 10 {
+		src.WriteString(fence("groovy", lines(fmt.Sprintf("def block%d", i), 32<<10)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := render.Markdown(ctx, src.String())
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	cancel()
+	cancelled := time.Now()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v", err)
+		}
+		if d := time.Since(cancelled); d > 100*time.Millisecond {
+			t.Errorf("returned %v after the cancel", d)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("no return a second after the cancel")
+	}
+}
+
+func TestDoneContextIsAnError(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), -time.Second)
+	defer cancel()
+	if _, err := render.Markdown(ctx, "# Note\n"); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestSmallNotesStayFastBesidePathologicalOnes(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		for ctx.Err() == nil {
+			_, _ = render.Markdown(ctx, fence("groovy", pathological[0].code))
+		}
+	}()
+	small := "# Small\n\nA paragraph with *emphasis*.\n\n" + fence("go", "func add(a, b int) int { return a + b }\n")
+	time.Sleep(20 * time.Millisecond)
+	for range 20 {
+		start := time.Now()
+		markdown(t, small)
+		if d := time.Since(start); d > 50*time.Millisecond {
+			t.Errorf("a small note took %v", d)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	<-stopped
+}
+
+func FuzzMarkdown(f *testing.F) {
+	for _, seed := range []string{
+		typicalNote,
+		fence("go {linenos=true hl_lines=[1-9999]}", "x := 1\n"),
+		"| a | b |\n|---|:-:|\n| 1 |\n|\n",
+		"> [!tip]- Title\n> > nested [link](https://example.com) <b>x</b>\n",
+		"Text[^1] www.example.com ~~x~~ **y** `z`\n\n[^1]: note\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		res, err := render.Markdown(context.Background(), src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if max := render.MaxHTML(len(src)); len(res.HTML) > max {
+			t.Fatalf("%d bytes of HTML, cap %d", len(res.HTML), max)
+		}
+	})
+}
+
+// typicalNote is about 5 KB of everyday Markdown: headings, prose, lists, a table, code
+// in three languages, a callout and a footnote.
+var typicalNote = func() string {
+	section := "## Section\n\nA paragraph of ordinary prose with *emphasis*, **strong text**, `inline code` and a " +
+		"[link](https://example.com/docs). It goes on for a while, as notes do, to make the section realistic.\n\n" +
+		"- first point\n- second point with more words\n- [x] a finished task\n\n" +
+		"| Name | Value |\n|:-----|------:|\n| alpha | 1 |\n| beta | 2 |\n\n" +
+		"> [!tip] Remember\n> Callouts carry advice.\n\n"
+	code := []string{
+		fence("go", "func add(a, b int) int {\n\treturn a + b\n}\n"),
+		fence("python", "def add(a, b):\n    return a + b\n"),
+		fence("bash", "for f in *.md; do\n  wc -c \"$f\"\ndone\n"),
+	}
+	var b strings.Builder
+	b.WriteString("# A typical note\n\nIntroduction with a footnote.[^1]\n\n")
+	for i := 0; b.Len() < 5000; i++ {
+		b.WriteString(section)
+		b.WriteString(code[i%len(code)])
+	}
+	b.WriteString("\n[^1]: The footnote.\n")
+	return b.String()
+}()
+
+func BenchmarkMarkdown(b *testing.B) {
+	b.SetBytes(int64(len(typicalNote)))
+	b.ReportAllocs()
+	var size int
+	for b.Loop() {
+		res, err := render.Markdown(context.Background(), typicalNote)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Fallbacks) != 0 {
+			b.Fatal(res.Fallbacks)
+		}
+		size = len(res.HTML)
+	}
+	b.ReportMetric(float64(size), "html-bytes")
+}
+
+// TestAParseThatRunsAwayIsCutAtTheDeadline feeds goldmark an input whose parse takes
+// time quadratic in its length (tens of seconds here): the render answers at its
+// deadline with the note preformatted, and the parse, which cannot be interrupted, keeps
+// only its own worker.
+func TestAParseThatRunsAwayIsCutAtTheDeadline(t *testing.T) {
+	bomb := strings.Repeat("[a](b", 120<<10/5)
+	began := time.Now()
+	res := markdown(t, bomb)
+	took := time.Since(began)
+	if took > 4*time.Second {
+		t.Errorf("render took %v, want the 3 s deadline", took)
+	}
+	if len(res.Fallbacks) != 1 || !strings.HasPrefix(string(res.HTML), "<pre><code>[a](b") {
+		t.Errorf("fallbacks %+v, html %.40q: want the note preformatted", res.Fallbacks, res.HTML)
+	}
+	// The runaway parse holds one worker; another note still renders at once.
+	began = time.Now()
+	small := markdown(t, "# Small\n\nA *note*.")
+	if took := time.Since(began); took > 100*time.Millisecond || len(small.Fallbacks) != 0 {
+		t.Errorf("a small note beside a runaway parse took %v with fallbacks %+v", took, small.Fallbacks)
+	}
+}
