@@ -11,16 +11,6 @@ TOOLS := $(CURDIR)/.tools
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 
-# name=package of every binary built into bin/.
-BINARIES := \
-	sharenote=./services/allinone/cmd/sharenote \
-	auth=./services/auth/cmd/auth \
-	notes=./services/notes/cmd/notes \
-	publish=./services/publish/cmd/publish \
-	images=./services/images/cmd/images \
-	reaper=./services/images/cmd/reaper \
-	og-renderer=./services/ogrenderer/cmd/og-renderer
-
 .PHONY: help run build test e2e chaos bench images compose-smoke lint fmt tidy clean
 
 help: ## Show the targets.
@@ -29,12 +19,8 @@ help: ## Show the targets.
 run: build ## Build and serve the whole API on the embedded default (SQLite, in-process limits).
 	./bin/sharenote serve
 
-build: ## Build every binary into bin/.
-	@mkdir -p bin
-	@for b in $(BINARIES); do \
-		echo "go build -o bin/$${b%%=*} $${b#*=}"; \
-		CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/$${b%%=*} $${b#*=}; \
-	done
+build: ## Build the one binary, bin/sharenote (every target and command).
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/sharenote ./services/sharenote/cmd/sharenote
 
 test: ## Run every test of every module against real Postgres and Redis.
 	@failed=""; for m in $(MODULES); do \
@@ -45,26 +31,24 @@ test: ## Run every test of every module against real Postgres and Redis.
 	@$(MAKE) --no-print-directory e2e
 
 e2e: ## The five services as separate processes behind nginx, end to end on Postgres and Redis.
-	cd services/allinone && go test -count=1 -tags e2e -run E2E -v .
+	cd services/sharenote && go test -count=1 -tags e2e -run E2E -v .
 
 chaos: ## Fault tests on throw-away Postgres and Redis: outages under load, slow bodies, big uploads, SIGTERM.
-	cd services/allinone && go test -count=1 -tags chaos -run Chaos -v -timeout 20m .
+	cd services/sharenote && go test -count=1 -tags chaos -run Chaos -v -timeout 20m .
 
 bench: ## Micro-benchmarks, then load benchmarks vs bare handlers on Postgres + Redis (table; load part ~3 min).
 	@for m in $(MODULES); do \
 		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime 100x ./... | grep -E '^(Benchmark|ok|FAIL|---)'); \
 	done
 	@# The load benchmarks print their table at the end; LOADBENCH_ROWS=0 skips the 1M-row scale run.
-	cd services/allinone && go test -count=1 -tags loadbench -run LoadBench -v -timeout 30m .
+	cd services/sharenote && go test -count=1 -tags loadbench -run LoadBench -v -timeout 30m .
 
 CONTAINER ?= docker
 BASE_IMAGE ?= gcr.io/distroless/static-debian12:nonroot
 
-images: ## Build the image of every binary (sharenote-<name>) from services/Dockerfile.
-	@for b in $(BINARIES); do n=$${b%%=*}; echo "$(CONTAINER) build sharenote-$$n:$(VERSION)"; \
-		$(CONTAINER) build -f services/Dockerfile --build-arg CMD=$${b#*=} --build-arg BIN=$$n \
-			--build-arg VERSION=$(VERSION) --build-arg BASE_IMAGE=$(BASE_IMAGE) \
-			-t sharenote-$$n:$(VERSION) -t sharenote-$$n:latest . ; done
+images: ## Build the one image, sharenote:<version> (and :latest), from services/Dockerfile.
+	$(CONTAINER) build -f services/Dockerfile --build-arg VERSION=$(VERSION) --build-arg BASE_IMAGE=$(BASE_IMAGE) \
+		-t sharenote:$(VERSION) -t sharenote:latest .
 
 compose-smoke: ## docker-compose.yaml's images and services in podman, with the e2e flow (or one skip line).
 	.ci/compose-smoke

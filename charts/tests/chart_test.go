@@ -206,16 +206,16 @@ func TestDeploymentsAreHardenedProbedAndRollSafely(t *testing.T) {
 				}
 				c := pod.Containers[0]
 
-				binary := w
-				if w == "all-in-one" {
-					binary = "sharenote"
-					if !slices.Equal(c.Args, []string{"serve"}) {
-						t.Errorf("all-in-one args %v, want [serve]", c.Args)
-					}
-				} else if len(c.Args) != 0 || len(c.Command) != 0 {
-					t.Errorf("command %v args %v: a service binary serves by default", c.Command, c.Args)
+				// The one image, told its target by the arguments; the entrypoint stays the
+				// image's (the sharenote binary).
+				if want := serveArgs(w); len(c.Command) != 0 || !slices.Equal(c.Args, want) {
+					t.Errorf("command %v args %v, want the image's entrypoint with args %v", c.Command, c.Args, want)
 				}
-				checkImage(t, r, c.Image, binary)
+				checkImage(t, r, c.Image)
+				otel := envValue(c, "OTEL_SERVICE_NAME")
+				if want := "sharenote-" + w; r.str("otel.endpoint") != "" && otel != want {
+					t.Errorf("OTEL_SERVICE_NAME = %q, want %q", otel, want)
+				}
 
 				if p := containerPort(c, "http"); p != httpPort {
 					t.Errorf("port http = %d, want %d", p, httpPort)
@@ -349,20 +349,33 @@ func checkResources(t *testing.T, what string, r corev1.ResourceRequirements) {
 	}
 }
 
-// checkImage asserts <registry>/sharenote-<binary>:<tag>.
-func checkImage(t *testing.T, r *rendered, image, binary string) {
+// oneImage is the image every container of an install runs: image.repository at
+// image.tag, else at the chart's appVersion.
+func oneImage(t *testing.T, r *rendered) string {
 	t.Helper()
 	tag := r.str("image.tag")
 	if tag == "" {
 		tag = loadChart(t).Metadata.AppVersion
 	}
-	want := fmt.Sprintf("sharenote-%s:%s", binary, tag)
-	if reg := r.str("image.registry"); reg != "" {
-		want = strings.TrimSuffix(reg, "/") + "/" + want
+	return r.str("image.repository") + ":" + tag
+}
+
+// checkImage asserts that a container runs the one image.
+func checkImage(t *testing.T, r *rendered, image string) {
+	t.Helper()
+	if want := oneImage(t, r); image != want {
+		t.Errorf("image %q, want the one image %q", image, want)
 	}
-	if image != want {
-		t.Errorf("image %q, want %q", image, want)
+}
+
+// envValue returns the plain value of a container's variable ("" when unset).
+func envValue(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
 	}
+	return ""
 }
 
 func containerPort(c corev1.Container, name string) int32 {
@@ -557,9 +570,16 @@ func TestReaperCronJobRunsTheReaper(t *testing.T) {
 			t.Fatalf("%d containers", len(pod.Containers))
 		}
 		c := pod.Containers[0]
-		checkImage(t, r, c.Image, "reaper")
-		if len(c.Command) != 0 {
-			t.Errorf("command %v: the reaper image's entrypoint is the one-shot reaper", c.Command)
+		// `sharenote reap` on the one image, then reaper.args.
+		checkImage(t, r, c.Image)
+		want := []string{"reap"}
+		if extra, ok := r.val("reaper.args").([]any); ok {
+			for _, a := range extra {
+				want = append(want, fmt.Sprint(a))
+			}
+		}
+		if len(c.Command) != 0 || !slices.Equal(c.Args, want) {
+			t.Errorf("command %v args %v, want the image's entrypoint with args %v (`sharenote reap`)", c.Command, c.Args, want)
 		}
 		checkResources(t, cj.Name, c.Resources)
 		checkConfigWiring(t, r, cj.Name, c)
@@ -600,8 +620,8 @@ func TestMigrationIsAPreInstallAndPreUpgradeHook(t *testing.T) {
 		}
 		checkPodHardening(t, job.Name, pod)
 		c := pod.Containers[0]
-		// `sharenote migrate`: the all-in-one image, whose entrypoint is the sharenote binary.
-		checkImage(t, r, c.Image, "sharenote")
+		// `sharenote migrate`: the one image, whose entrypoint is the sharenote binary.
+		checkImage(t, r, c.Image)
 		if len(c.Command) != 0 || !slices.Equal(c.Args, []string{"migrate"}) {
 			t.Errorf("command %v args %v, want `sharenote migrate`", c.Command, c.Args)
 		}

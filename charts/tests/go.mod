@@ -2,11 +2,12 @@ module github.com/sharenote/sharenote/charts/tests
 
 go 1.26.0
 
-replace github.com/sharenote/sharenote/libs => ../../libs
+replace github.com/sharenote/sharenote => ../..
 
 require (
-	github.com/sharenote/sharenote/libs v0.0.0-00010101000000-000000000000
+	github.com/sharenote/sharenote v0.0.0-00010101000000-000000000000
 	go.starlark.net v0.0.0-20260908191801-89a6a09411d5
+	go.yaml.in/yaml/v3 v3.0.6
 	helm.sh/helm/v3 v3.22.0
 	k8s.io/api v0.37.0
 	k8s.io/apimachinery v0.37.0
@@ -95,7 +96,6 @@ require (
 	github.com/x448/float16 v0.8.4 // indirect
 	github.com/xlab/treeprint v1.2.0 // indirect
 	go.yaml.in/yaml/v2 v2.4.4 // indirect
-	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.58.0 // indirect
 	golang.org/x/net v0.61.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect

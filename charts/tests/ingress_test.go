@@ -105,7 +105,7 @@ func ingressPaths(t *testing.T, r *rendered) (*networkingv1.Ingress, []networkin
 	return ing, ing.Spec.Rules[0].HTTP.Paths
 }
 
-func TestIngressRoutesEveryRouteOfTheTableToItsService(t *testing.T) {
+func TestIngressRoutesEveryRouteOfTheTableToItsTarget(t *testing.T) {
 	forEachCase(t, func(t *testing.T, r *rendered) {
 		ing, paths := ingressPaths(t, r)
 		used := map[string]bool{}
@@ -114,21 +114,21 @@ func TestIngressRoutesEveryRouteOfTheTableToItsService(t *testing.T) {
 			if !routes.Match(rt.Path, req) {
 				t.Fatalf("sample %s does not match its own pattern %s", req, rt.Path)
 			}
-			want := fullname(rt.Service)
+			want := fullname(rt.Target)
 			if r.allInOne() {
 				want = fullname("all-in-one")
 			}
 			p := matchIngress(paths, req)
 			switch {
 			case p == nil:
-				t.Errorf("%s %s (%s): no Ingress path matches %s", rt.Method, rt.Path, rt.ID, req)
+				t.Errorf("%s %s (%s): no Ingress path matches %s", rt.Method, rt.Path, rt.Target, req)
 			case p.Backend.Service == nil || p.Backend.Service.Name != want:
 				t.Errorf("%s %s: %s goes to %+v via %s %s, want Service %s", rt.Method, rt.Path, req, p.Backend.Service, *p.PathType, p.Path, want)
 			default:
 				used[string(*p.PathType)+":"+p.Path] = true
 			}
 			if p != nil && p.Path == "/" {
-				t.Errorf("%s %s reaches its service only through the catch-all", rt.Method, rt.Path)
+				t.Errorf("%s %s reaches its target only through the catch-all", rt.Method, rt.Path)
 			}
 		}
 		for _, p := range paths {
@@ -153,7 +153,7 @@ func TestIngressRoutesEveryRouteOfTheTableToItsService(t *testing.T) {
 			t.Errorf("defaultBackend %+v: unknown paths go through the catch-all rule", ing.Spec.DefaultBackend)
 		}
 
-		// Unknown paths get the API's JSON 404 from the notes service (or the all-in-one).
+		// Unknown paths get the API's JSON 404 from the notes target (or the all-in-one).
 		if r.val("ingress.catchAll") == true {
 			want := fullname("notes")
 			if r.allInOne() {

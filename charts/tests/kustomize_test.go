@@ -23,20 +23,26 @@ const devNamespace = "sharenote-dev"
 
 func k8sDir(t testing.TB) string { return filepath.Join(repoRoot(t), "k8s") }
 
-// kustomizeBuild runs `kustomize build k8s` in-process and strictly decodes the output.
-func kustomizeBuild(t *testing.T) *rendered {
+// kustomizeYAML runs `kustomize build DIR` in-process.
+func kustomizeYAML(t testing.TB, dir string) string {
 	t.Helper()
 	k := krusty.MakeKustomizer(krusty.MakeDefaultOptions())
-	rm, err := k.Run(filesys.MakeFsOnDisk(), k8sDir(t))
+	rm, err := k.Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
-		t.Fatalf("kustomize build k8s: %v", err)
+		t.Fatalf("kustomize build %s: %v", dir, err)
 	}
 	out, err := rm.AsYaml()
 	if err != nil {
 		t.Fatal(err)
 	}
+	return string(out)
+}
+
+// kustomizeBuild runs `kustomize build k8s` in-process and strictly decodes the output.
+func kustomizeBuild(t *testing.T) *rendered {
+	t.Helper()
 	r := &rendered{Case: renderCase{name: "k8s"}}
-	for _, doc := range strings.Split(string(out), "\n---\n") {
+	for _, doc := range strings.Split(kustomizeYAML(t, k8sDir(t)), "\n---\n") {
 		if strings.TrimSpace(doc) == "" {
 			continue
 		}

@@ -6,14 +6,17 @@ import (
 	"fmt"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/sharenote/sharenote/libs/routes"
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/releaseutil"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -141,18 +144,7 @@ func render(t testing.TB, rc renderCase) *rendered {
 func renderErr(t testing.TB, vals map[string]any) (*rendered, error) {
 	t.Helper()
 	c := loadChart(t)
-	kv, err := chartutil.ParseKubeVersion(kubeVersion)
-	if err != nil {
-		t.Fatal(err)
-	}
-	install := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
-	install.DryRun = true
-	install.ClientOnly = true
-	install.Replace = true
-	install.ReleaseName = releaseName
-	install.Namespace = namespace
-	install.KubeVersion = kv
-	rel, err := install.Run(c, vals)
+	rel, err := install(t, c, vals, releaseName, namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -181,6 +173,38 @@ func renderErr(t testing.TB, vals map[string]any) (*rendered, error) {
 		}
 	}
 	return out, nil
+}
+
+// install renders the chart client-only into a release, as `helm template` does.
+func install(t testing.TB, c *chart.Chart, vals map[string]any, name, ns string) (*release.Release, error) {
+	t.Helper()
+	kv, err := chartutil.ParseKubeVersion(kubeVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
+	inst.DryRun = true
+	inst.ClientOnly = true
+	inst.Replace = true
+	inst.ReleaseName = name
+	inst.Namespace = ns
+	inst.KubeVersion = kv
+	return inst.Run(c, vals)
+}
+
+// templateStream is what `helm template NAME CHART -n NS` prints for vals: the manifest
+// and the hooks, as one YAML stream.
+func templateStream(t testing.TB, vals map[string]any, name, ns string) (string, error) {
+	t.Helper()
+	rel, err := install(t, loadChart(t), vals, name, ns)
+	if err != nil {
+		return "", err
+	}
+	docs := []string{rel.Manifest}
+	for _, h := range rel.Hooks {
+		docs = append(docs, fmt.Sprintf("# Source: %s\n%s", h.Path, h.Manifest))
+	}
+	return strings.Join(docs, "\n---\n"), nil
 }
 
 var sourceRe = regexp.MustCompile(`(?m)^# Source: (\S+)`)
@@ -339,15 +363,25 @@ func (r *rendered) str(path string) string {
 
 func (r *rendered) allInOne() bool { return r.str("mode") == "allInOne" }
 
-// workloads are the names of the serving components this install must have.
+// workloads are the names of the serving components this install must have, sorted:
+// every target of libs/routes in split mode, the one all-in-one process otherwise.
 func (r *rendered) workloads() []string {
 	if r.allInOne() {
 		return []string{"all-in-one"}
 	}
-	return []string{"auth", "images", "notes", "og-renderer", "publish"}
+	return slices.Sorted(slices.Values(routes.Targets))
 }
 
-// workloadSetting reads a workload's effective setting: the per-service value, else the
+// serveArgs is what a workload's container runs on the one image: its own target, or
+// every target in the all-in-one.
+func serveArgs(workload string) []string {
+	if workload == "all-in-one" {
+		return []string{"serve", "--target", routes.All}
+	}
+	return []string{"serve", "--target", workload}
+}
+
+// workloadSetting reads a workload's effective setting: the per-target value, else the
 // shared default (the chart's merge).
 func (r *rendered) workloadSetting(workload, path string) any {
 	key := "services." + workload

@@ -63,6 +63,11 @@ func TestValuesTyposFailTheSchema(t *testing.T) {
 		{"IPv4 octet over 255", "trustedProxies: [300.1.1.1/8]", "trustedProxies"},
 		{"IPv6 prefix longer than 128", "trustedProxies: ['fd00::/129']", "trustedProxies"},
 		{"host name as a proxy", "trustedProxies: [ingress-nginx]", "trustedProxies"},
+		{"the per-binary image registry", "image:\n  registry: ghcr.io/sharenote", "registry"},
+		{"a tag in the repository", "image:\n  repository: ghcr.io/sharenote/sharenote:1.0.0", "repository"},
+		{"a digest in the repository", "image:\n  repository: ghcr.io/sharenote/sharenote@sha256:0123", "repository"},
+		{"a tag with a slash", "image:\n  tag: v1/rc", "tag"},
+		{"a target that does not exist", "services:\n  reaper: {}", "reaper"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			user, err := chartutil.ReadValues([]byte(tc.yaml))

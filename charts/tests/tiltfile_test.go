@@ -1,6 +1,8 @@
 package tests
 
 import (
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,7 +13,15 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 	"go.starlark.net/resolve"
 	"go.starlark.net/starlark"
+	"go.starlark.net/starlarkstruct"
 	"go.starlark.net/syntax"
+	"go.yaml.in/yaml/v3"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/strvals"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	sigsyaml "sigs.k8s.io/yaml"
 )
 
 // tiltBuiltins are the Tiltfile API names the Tiltfile may use (docs.tilt.dev/api.html);
@@ -35,9 +45,11 @@ var tiltFileOptions = &syntax.FileOptions{
 	Set: true, While: true, TopLevelControl: true, GlobalReassign: true, Recursion: true,
 }
 
+func tiltfilePath(t testing.TB) string { return filepath.Join(repoRoot(t), "tilt", "Tiltfile") }
+
 func parseTiltfile(t *testing.T) *syntax.File {
 	t.Helper()
-	path := filepath.Join(repoRoot(t), "tilt", "Tiltfile")
+	path := tiltfilePath(t)
 	src, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -64,81 +76,626 @@ func TestTiltfileParsesAndResolves(t *testing.T) {
 	}
 }
 
-// TestTiltfileBuildsEveryServiceAndPointsAtRealFiles reads the Tiltfile's tables and
-// checks them against the repository: the five services of the routes table, packages
-// that exist, the chart, its dev values and the Dockerfile it names.
-func TestTiltfileBuildsEveryServiceAndPointsAtRealFiles(t *testing.T) {
-	f := parseTiltfile(t)
-	root := repoRoot(t)
-	dicts := map[string]map[string]string{}
-	strs := map[string]string{}
-	for _, stmt := range f.Stmts {
-		a, ok := stmt.(*syntax.AssignStmt)
-		if !ok {
-			continue
+// tiltCall is one call of a Tilt builtin, its arguments by parameter name.
+type tiltCall struct {
+	fn   string
+	args map[string]any
+}
+
+func (c tiltCall) str(name string) string { s, _ := c.args[name].(string); return s }
+
+func (c tiltCall) strs(name string) []string {
+	var out []string
+	switch v := c.args[name].(type) {
+	case string:
+		out = []string{v}
+	case []any:
+		for _, e := range v {
+			out = append(out, fmt.Sprint(e))
 		}
-		id, ok := a.LHS.(*syntax.Ident)
-		if !ok {
-			continue
+	}
+	return out
+}
+
+// tiltParams names the positional parameters of the builtins whose calls are checked
+// (docs.tilt.dev/api.html), so that a call reads the same with or without keywords.
+var tiltParams = map[string][]string{
+	"local_resource":            {"name", "cmd", "deps", "trigger_mode", "resource_deps", "ignore", "auto_init", "serve_cmd"},
+	"k8s_resource":              {"workload", "new_name", "port_forwards", "extra_pod_selectors", "trigger_mode", "resource_deps", "objects"},
+	"docker_build":              {"ref", "context", "build_args", "dockerfile", "dockerfile_contents", "live_update"},
+	"docker_build_with_restart": {"ref", "context", "entrypoint", "live_update"},
+	"custom_build":              {"ref", "command", "deps"},
+	"port_forward":              {"local_port", "container_port", "name"},
+	"sync":                      {"local_path", "remote_path"},
+	"link":                      {"url", "name"},
+	"helm":                      {"paths", "name", "namespace", "values", "set"},
+	"kustomize":                 {"paths"},
+	"k8s_yaml":                  {"yaml"},
+	"read_yaml":                 {"paths", "default"},
+	"read_file":                 {"paths", "default"},
+}
+
+// tiltRun is what one execution of the Tiltfile did, through stand-ins of Tilt's API that
+// record every call: helm, kustomize and read_yaml do the real work on the repository's
+// files (with helm's and kustomize's Go packages), so the YAML the Tiltfile deploys is
+// the chart's and k8s/'s own.
+type tiltRun struct {
+	calls   []tiltCall
+	globals starlark.StringDict
+	root    string // the repository root
+}
+
+func (r *tiltRun) all(fn string) []tiltCall {
+	var out []tiltCall
+	for _, c := range r.calls {
+		if c.fn == fn {
+			out = append(out, c)
 		}
-		switch rhs := a.RHS.(type) {
-		case *syntax.DictExpr:
-			m := map[string]string{}
-			for _, e := range rhs.List {
-				entry := e.(*syntax.DictEntry)
-				k, kok := entry.Key.(*syntax.Literal)
-				v, vok := entry.Value.(*syntax.Literal)
-				if kok && vok {
-					m[k.Value.(string)] = literalString(v)
+	}
+	return out
+}
+
+// runTiltfile executes tilt/Tiltfile as `tilt up -f tilt/Tiltfile -- ARGS` would, with
+// flags the values of its config.parse().
+func runTiltfile(t *testing.T, flags map[string]string) *tiltRun {
+	t.Helper()
+	run := &tiltRun{root: repoRoot(t)}
+	tiltDir := filepath.Join(run.root, "tilt")
+	var fns map[string]func(c tiltCall) (starlark.Value, error)
+
+	builtin := func(name string) *starlark.Builtin {
+		return starlark.NewBuiltin(name, func(_ *starlark.Thread, b *starlark.Builtin, args starlark.Tuple, kwargs []starlark.Tuple) (starlark.Value, error) {
+			c := tiltCall{fn: name, args: map[string]any{}}
+			params := tiltParams[name]
+			for i, a := range args {
+				key := "_" + strconv.Itoa(i)
+				if i < len(params) {
+					key = params[i]
+				}
+				c.args[key] = fromStarlark(a)
+			}
+			for _, kv := range kwargs {
+				c.args[string(kv[0].(starlark.String))] = fromStarlark(kv[1])
+			}
+			run.calls = append(run.calls, c)
+			if fn, ok := fns[name]; ok {
+				v, err := fn(c)
+				if err != nil {
+					return nil, fmt.Errorf("%s: %w", name, err)
+				}
+				return v, nil
+			}
+			// The call's arguments as a struct: what port_forward, sync and link return is
+			// only ever passed to another call.
+			d := starlark.StringDict{}
+			for k, v := range c.args {
+				d[k] = toStarlark(v)
+			}
+			return starlarkstruct.FromStringDict(starlark.String(name), d), nil
+		})
+	}
+	// A path as Tilt resolves it: relative to the Tiltfile's directory.
+	abs := func(p string) string {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(tiltDir, p)
+		}
+		return filepath.Clean(p)
+	}
+	readYAML := func(c tiltCall) (starlark.Value, error) {
+		raw, err := os.ReadFile(abs(c.str("paths")))
+		if err != nil {
+			return nil, err
+		}
+		var v any
+		if err := yaml.Unmarshal(raw, &v); err != nil {
+			return nil, err
+		}
+		return toStarlark(v), nil
+	}
+	fns = map[string]func(c tiltCall) (starlark.Value, error){
+		"read_yaml": readYAML,
+		"read_file": func(c tiltCall) (starlark.Value, error) {
+			raw, err := os.ReadFile(abs(c.str("paths")))
+			return starlark.String(raw), err
+		},
+		"kustomize": func(c tiltCall) (starlark.Value, error) {
+			return starlark.String(kustomizeYAML(t, abs(c.str("paths")))), nil
+		},
+		"helm": func(c tiltCall) (starlark.Value, error) {
+			if abs(c.str("paths")) != chartDir(t) {
+				return nil, fmt.Errorf("chart %s, want %s", c.str("paths"), chartDir(t))
+			}
+			vals := map[string]any{}
+			for _, f := range c.strs("values") {
+				v, err := chartutil.ReadValuesFile(abs(f))
+				if err != nil {
+					return nil, err
+				}
+				vals = mergeValues(vals, v.AsMap())
+			}
+			for _, s := range c.strs("set") {
+				if err := strvals.ParseInto(s, vals); err != nil {
+					return nil, err
 				}
 			}
-			dicts[id.Name] = m
-		case *syntax.Literal:
-			strs[id.Name] = literalString(rhs)
-		}
+			stream, err := templateStream(t, vals, c.str("name"), c.str("namespace"))
+			return starlark.String(stream), err
+		},
+		"decode_yaml_stream": func(c tiltCall) (starlark.Value, error) {
+			var objs []any
+			for _, doc := range splitYAML(c.str("_0")) {
+				var v any
+				if err := yaml.Unmarshal([]byte(doc), &v); err != nil {
+					return nil, err
+				}
+				if v != nil {
+					objs = append(objs, v)
+				}
+			}
+			return toStarlark(objs), nil
+		},
+		"encode_yaml_stream": func(c tiltCall) (starlark.Value, error) {
+			objs, _ := c.args["_0"].([]any)
+			var docs []string
+			for _, o := range objs {
+				b, err := sigsyaml.Marshal(o)
+				if err != nil {
+					return nil, err
+				}
+				docs = append(docs, string(b))
+			}
+			return starlark.String(strings.Join(docs, "---\n")), nil
+		},
 	}
 
-	services := dicts["SERVICES"]
-	var names []string
-	for n := range services {
-		names = append(names, n)
+	predeclared := starlark.StringDict{}
+	for _, n := range tiltBuiltins {
+		predeclared[n] = builtin(n)
 	}
-	slices.Sort(names)
-	want := slices.Clone(routes.Services)
-	slices.Sort(want)
-	if !slices.Equal(names, want) {
-		t.Errorf("Tiltfile SERVICES %v, want the routes table's services %v", names, want)
+	osPath := &starlarkstruct.Module{Name: "path", Members: starlark.StringDict{
+		"join": starlark.NewBuiltin("join", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+			var parts []string
+			for _, a := range args {
+				parts = append(parts, string(a.(starlark.String)))
+			}
+			return starlark.String(filepath.Join(parts...)), nil
+		}),
+		"dirname": starlark.NewBuiltin("dirname", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+			return starlark.String(filepath.Dir(string(args[0].(starlark.String)))), nil
+		}),
+		"basename": starlark.NewBuiltin("basename", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+			return starlark.String(filepath.Base(string(args[0].(starlark.String)))), nil
+		}),
+		"exists": starlark.NewBuiltin("exists", func(_ *starlark.Thread, _ *starlark.Builtin, args starlark.Tuple, _ []starlark.Tuple) (starlark.Value, error) {
+			_, err := os.Stat(abs(string(args[0].(starlark.String))))
+			return starlark.Bool(err == nil), nil
+		}),
+	}}
+	predeclared["os"] = &starlarkstruct.Module{Name: "os", Members: starlark.StringDict{"path": osPath}}
+	cfg := starlark.NewDict(len(flags))
+	for k, v := range flags {
+		_ = cfg.SetKey(starlark.String(k), starlark.String(v))
 	}
-	pkgs := map[string]string{}
-	for k, v := range services {
-		pkgs[k] = v
-	}
-	for k, v := range dicts["JOB_BINARIES"] {
-		pkgs[k] = v
-	}
-	for _, bin := range []string{"sharenote", "reaper"} {
-		if pkgs[bin] == "" {
-			t.Errorf("Tiltfile builds no %s binary (migration Job, reaper CronJob)", bin)
-		}
-	}
-	for bin, pkg := range pkgs {
-		if _, err := os.Stat(filepath.Join(root, pkg, "main.go")); err != nil {
-			t.Errorf("binary %s: package %s has no main.go", bin, pkg)
-		}
-	}
-	ports := dicts["PORTS"]
-	if ports["notes"] != "8080" {
-		t.Errorf("notes is port-forwarded to %q, want 8080", ports["notes"])
-	}
+	predeclared["config"] = &starlarkstruct.Module{Name: "config", Members: starlark.StringDict{
+		"main_dir":           starlark.String(tiltDir),
+		"main_path":          starlark.String(tiltfilePath(t)),
+		"define_string":      builtin("config.define_string"),
+		"define_bool":        builtin("config.define_bool"),
+		"define_string_list": builtin("config.define_string_list"),
+		"parse": starlark.NewBuiltin("parse", func(*starlark.Thread, *starlark.Builtin, starlark.Tuple, []starlark.Tuple) (starlark.Value, error) {
+			return cfg, nil
+		}),
+	}}
 
-	dev := render(t, renderCase{name: "dev", file: "values-dev.yaml"})
-	if reg := strs["REGISTRY"]; reg != dev.str("image.registry") {
-		t.Errorf("Tiltfile REGISTRY %q, values-dev image.registry %q: Tilt would not recognise its images", reg, dev.str("image.registry"))
+	thread := &starlark.Thread{
+		Name:  "Tiltfile",
+		Print: func(_ *starlark.Thread, msg string) { t.Logf("Tiltfile: %s", msg) },
+		Load: func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
+			if module != "ext://restart_process" {
+				return nil, fmt.Errorf("load(%q): the test knows no such extension", module)
+			}
+			return starlark.StringDict{"docker_build_with_restart": builtin("docker_build_with_restart")}, nil
+		},
 	}
-	if strs["NAMESPACE"] != devNamespace || strs["RELEASE"] != releaseName {
-		t.Errorf("namespace %q release %q", strs["NAMESPACE"], strs["RELEASE"])
+	src, err := os.ReadFile(tiltfilePath(t))
+	if err != nil {
+		t.Fatal(err)
 	}
-	src, err := os.ReadFile(filepath.Join(root, "tilt", "Tiltfile"))
+	globals, err := starlark.ExecFileOptions(tiltFileOptions, thread, tiltfilePath(t), src, predeclared)
+	if err != nil {
+		if ee, ok := err.(*starlark.EvalError); ok {
+			t.Fatalf("Tiltfile: %s", ee.Backtrace())
+		}
+		t.Fatalf("Tiltfile: %v", err)
+	}
+	run.globals = globals
+	return run
+}
+
+// imageRepository is an image reference without its tag (what Tilt matches its builds by).
+func imageRepository(ref string) string {
+	if i := strings.LastIndex(ref, ":"); i > strings.LastIndex(ref, "/") {
+		return ref[:i]
+	}
+	return ref
+}
+
+// mergeValues merges src over dst key by key, as helm merges its -f files.
+func mergeValues(dst, src map[string]any) map[string]any {
+	for k, v := range src {
+		if m, ok := v.(map[string]any); ok {
+			if d, ok := dst[k].(map[string]any); ok {
+				dst[k] = mergeValues(d, m)
+				continue
+			}
+		}
+		dst[k] = v
+	}
+	return dst
+}
+
+// splitYAML splits a YAML stream into its documents.
+func splitYAML(stream string) []string {
+	var docs []string
+	for _, d := range strings.Split("\n"+stream, "\n---") {
+		if strings.TrimSpace(stripComments(d)) != "" {
+			docs = append(docs, d)
+		}
+	}
+	return docs
+}
+
+// toStarlark converts decoded YAML (maps, lists, scalars) into Starlark values.
+func toStarlark(v any) starlark.Value {
+	switch v := v.(type) {
+	case nil:
+		return starlark.None
+	case starlark.Value:
+		return v
+	case string:
+		return starlark.String(v)
+	case bool:
+		return starlark.Bool(v)
+	case int:
+		return starlark.MakeInt(v)
+	case int64:
+		return starlark.MakeInt64(v)
+	case float64:
+		return starlark.Float(v)
+	case []any:
+		l := make([]starlark.Value, len(v))
+		for i, e := range v {
+			l[i] = toStarlark(e)
+		}
+		return starlark.NewList(l)
+	case map[string]any:
+		d := starlark.NewDict(len(v))
+		for _, k := range slices.Sorted(maps.Keys(v)) {
+			_ = d.SetKey(starlark.String(k), toStarlark(v[k]))
+		}
+		return d
+	default:
+		return starlark.String(fmt.Sprint(v))
+	}
+}
+
+// fromStarlark converts a Starlark value into plain Go values (structs become maps).
+func fromStarlark(v starlark.Value) any {
+	switch v := v.(type) {
+	case starlark.NoneType:
+		return nil
+	case starlark.String:
+		return string(v)
+	case starlark.Bool:
+		return bool(v)
+	case starlark.Int:
+		n, _ := v.Int64()
+		return n
+	case starlark.Float:
+		return float64(v)
+	case *starlark.List:
+		out := make([]any, v.Len())
+		for i := range v.Len() {
+			out[i] = fromStarlark(v.Index(i))
+		}
+		return out
+	case starlark.Tuple:
+		out := make([]any, len(v))
+		for i, e := range v {
+			out[i] = fromStarlark(e)
+		}
+		return out
+	case *starlark.Dict:
+		out := map[string]any{}
+		for _, kv := range v.Items() {
+			out[fmt.Sprint(fromStarlark(kv[0]))] = fromStarlark(kv[1])
+		}
+		return out
+	case *starlarkstruct.Struct:
+		out := map[string]any{}
+		for _, n := range v.AttrNames() {
+			a, _ := v.Attr(n)
+			out[n] = fromStarlark(a)
+		}
+		return out
+	default:
+		return v.String()
+	}
+}
+
+// TestTiltfileRunsTheOneImageForEveryTarget executes the Tiltfile, with and without its
+// --ingress flag, and checks what it would do against the repository: one binary compiled
+// from the package services/Dockerfile builds, one image (values-dev.yaml's) holding it,
+// which every pod of the dev release runs; one resource per target of libs/routes with
+// distinct port forwards; and resources and dependencies that name real objects.
+func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
+	for name, flags := range map[string]map[string]string{
+		"plain":   {},
+		"ingress": {"ingress": "ingress-nginx/ingress-nginx-controller"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			run := runTiltfile(t, flags)
+			root := run.root
+			dev := render(t, renderCase{name: "dev", file: "values-dev.yaml"})
+
+			// The targets, read at run time, are libs/routes'.
+			var targets []string
+			if l, ok := fromStarlark(run.globals["TARGETS"]).([]any); ok {
+				for _, e := range l {
+					targets = append(targets, fmt.Sprint(e))
+				}
+			}
+			if want := slices.Sorted(slices.Values(routes.Targets)); !slices.Equal(targets, want) {
+				t.Errorf("Tiltfile TARGETS %v, want routes.Targets %v", targets, want)
+			}
+
+			// One binary: the production image's package, for linux, without cgo.
+			var compiles []tiltCall
+			for _, c := range run.all("local_resource") {
+				if strings.Contains(c.str("cmd"), "go build") {
+					compiles = append(compiles, c)
+				}
+			}
+			if len(compiles) != 1 {
+				t.Fatalf("%d local_resources run `go build`, want 1 (the one binary)", len(compiles))
+			}
+			compile := compiles[0]
+			cmd := strings.Fields(compile.str("cmd"))
+			for _, want := range []string{"CGO_ENABLED=0", "GOOS=linux"} {
+				if !slices.Contains(cmd, want) {
+					t.Errorf("compile %q lacks %s", compile.str("cmd"), want)
+				}
+			}
+			pkg := cmd[len(cmd)-1]
+			if _, err := os.Stat(filepath.Join(root, pkg, "main.go")); err != nil {
+				t.Errorf("compile package %s: %v", pkg, err)
+			}
+			if df, err := os.ReadFile(filepath.Join(root, "services", "Dockerfile")); err != nil || !strings.Contains(string(df), pkg) {
+				t.Errorf("services/Dockerfile does not build %s, the package Tilt compiles (%v)", pkg, err)
+			}
+			i := slices.Index(cmd, "-o")
+			if i < 0 || i+1 >= len(cmd) {
+				t.Fatalf("compile %q names no output (-o)", compile.str("cmd"))
+			}
+			binary := filepath.Join(root, cmd[i+1])
+			if !strings.HasPrefix(cmd[i+1], "tilt/.build/") {
+				t.Errorf("the binary goes to %s, want tilt/.build/ (ignored by tilt/.gitignore)", cmd[i+1])
+			}
+
+			// One image, values-dev.yaml's, around that binary.
+			if n := len(run.all("docker_build")) + len(run.all("custom_build")); n != 0 {
+				t.Errorf("%d more image builds: every pod runs the one image", n)
+			}
+			builds := run.all("docker_build_with_restart")
+			if len(builds) != 1 {
+				t.Fatalf("%d docker_build_with_restart, want 1", len(builds))
+			}
+			img := builds[0]
+			if img.str("ref") != dev.str("image.repository") {
+				t.Errorf("Tilt builds %q, values-dev.yaml runs %q: Tilt would not recognise its image", img.str("ref"), dev.str("image.repository"))
+			}
+			if filepath.Clean(img.str("context")) != filepath.Dir(binary) {
+				t.Errorf("build context %s, want the binary's directory %s", img.str("context"), filepath.Dir(binary))
+			}
+			if only := img.strs("only"); !slices.Equal(only, []string{"./" + filepath.Base(binary)}) {
+				t.Errorf("only %v, want just the binary", only)
+			}
+			dockerfile, err := os.ReadFile(filepath.Join(root, "tilt", img.str("dockerfile")))
+			if err != nil {
+				t.Fatalf("dockerfile %q: %v", img.str("dockerfile"), err)
+			}
+			entrypoint := img.strs("entrypoint")
+			if len(entrypoint) != 1 {
+				t.Fatalf("entrypoint %v, want the binary alone (the chart's args follow)", entrypoint)
+			}
+			copied := false
+			for _, line := range strings.Split(string(dockerfile), "\n") {
+				if f := strings.Fields(line); len(f) >= 3 && f[0] == "COPY" && f[len(f)-2] == filepath.Base(binary) && f[len(f)-1] == entrypoint[0] {
+					copied = true
+				}
+			}
+			if !copied {
+				t.Errorf("%s does not COPY %s to the entrypoint %s", img.str("dockerfile"), filepath.Base(binary), entrypoint[0])
+			}
+			synced := false
+			for _, step := range img.args["live_update"].([]any) {
+				s, _ := step.(map[string]any)
+				if s["local_path"] == binary && s["remote_path"] == entrypoint[0] {
+					synced = true
+				}
+			}
+			if !synced {
+				t.Errorf("live_update %v does not sync %s to %s", img.args["live_update"], binary, entrypoint[0])
+			}
+
+			// What Tilt deploys: k8s/ and the chart.
+			var objects []object
+			for _, c := range run.all("k8s_yaml") {
+				for _, doc := range splitYAML(c.str("yaml")) {
+					o, err := decodeStrict(doc)
+					if err != nil {
+						t.Fatalf("k8s_yaml: %v", err)
+					}
+					objects = append(objects, o)
+				}
+			}
+			workloads := map[string]object{}
+			others := map[string]bool{}
+			for _, o := range objects {
+				switch o.Typed.(type) {
+				case *appsv1.Deployment, *appsv1.StatefulSet, *batchv1.Job, *batchv1.CronJob:
+					workloads[o.Name] = o
+				default:
+					others[o.Name+":"+strings.ToLower(o.Kind)] = true
+				}
+			}
+			chartPods := 0
+			for _, o := range objects {
+				// The chart's objects (k8s/'s Postgres and Redis are part of sharenote too).
+				if o.Meta.Labels["app.kubernetes.io/name"] != "sharenote" || o.Meta.Labels["app.kubernetes.io/managed-by"] != "Helm" {
+					continue
+				}
+				var pod *corev1.PodSpec
+				switch w := o.Typed.(type) {
+				case *appsv1.Deployment:
+					pod = &w.Spec.Template.Spec
+					for _, c := range pod.Containers {
+						if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || *c.SecurityContext.ReadOnlyRootFilesystem {
+							t.Errorf("Deployment %s/%s: the root filesystem stays read-only; live update cannot write the binary", o.Name, c.Name)
+						}
+					}
+				case *batchv1.Job:
+					pod = &w.Spec.Template.Spec
+				case *batchv1.CronJob:
+					pod = &w.Spec.JobTemplate.Spec.Template.Spec
+				default:
+					continue
+				}
+				chartPods++
+				for _, c := range pod.Containers {
+					if repo := imageRepository(c.Image); repo != img.str("ref") {
+						t.Errorf("%s %s/%s runs %s, not the image Tilt builds (%s)", o.Kind, o.Name, c.Name, c.Image, img.str("ref"))
+					}
+				}
+			}
+			if want := len(routes.Targets) + 2; chartPods != want {
+				t.Errorf("the dev release has %d pod templates, want %d (the targets, the migration, the reaper)", chartPods, want)
+			}
+
+			// Resources: every workload has one, and every name they use exists.
+			resources := map[string]tiltCall{}
+			for _, c := range run.all("k8s_resource") {
+				name := c.str("workload")
+				if name != "" {
+					if _, ok := workloads[name]; !ok {
+						t.Errorf("k8s_resource(%q): no such workload in k8s_yaml", name)
+					}
+				}
+				if n := c.str("new_name"); n != "" {
+					name = n
+				}
+				resources[name] = c
+				for _, ref := range c.strs("objects") {
+					if !others[ref] {
+						t.Errorf("k8s_resource(%q): object %s is not deployed", name, ref)
+					}
+				}
+			}
+			for name := range workloads {
+				if _, ok := resources[name]; !ok {
+					t.Errorf("workload %s has no k8s_resource (no labels, no dependencies)", name)
+				}
+			}
+			locals := map[string]bool{}
+			for _, c := range run.all("local_resource") {
+				locals[c.str("name")] = true
+			}
+			for _, c := range append(run.all("k8s_resource"), run.all("local_resource")...) {
+				for _, dep := range c.strs("resource_deps") {
+					if _, ok := resources[dep]; !ok && !locals[dep] {
+						t.Errorf("%s(%q): resource_deps %q is no resource", c.fn, c.str("workload")+c.str("new_name")+c.str("name"), dep)
+					}
+				}
+			}
+
+			// One resource per target, on distinct local ports; notes on publicURL's 8080.
+			ports := map[int64]string{}
+			for name, c := range resources {
+				forwards, _ := c.args["port_forwards"].([]any)
+				for _, f := range forwards {
+					var local int64
+					switch f := f.(type) {
+					case map[string]any:
+						local, _ = f["local_port"].(int64)
+					case string:
+						local, _ = strconv.ParseInt(strings.Split(f, ":")[0], 10, 64)
+					}
+					if other, ok := ports[local]; ok {
+						t.Errorf("local port %d forwarded by %s and %s", local, other, name)
+					}
+					ports[local] = name
+				}
+			}
+			for _, target := range routes.Targets {
+				name := releaseName + "-" + target
+				c, ok := resources[name]
+				if !ok {
+					t.Errorf("no k8s_resource for target %s (%s)", target, name)
+					continue
+				}
+				if !slices.Contains(c.strs("resource_deps"), compile.str("name")) {
+					t.Errorf("%s does not wait for %s", name, compile.str("name"))
+				}
+				var api map[string]any
+				for _, f := range c.args["port_forwards"].([]any) {
+					if m, ok := f.(map[string]any); ok && m["name"] == "api" {
+						api = m
+					}
+				}
+				if api == nil || api["container_port"] != int64(httpPort) {
+					t.Errorf("%s: api port forward %v, want one to container port %d", name, api, httpPort)
+				}
+				if target == routes.Notes && (api == nil || api["local_port"] != int64(8080)) {
+					t.Errorf("notes is port-forwarded from %v, want 8080 (values-dev.yaml publicURL)", api)
+				}
+			}
+			for _, job := range []string{releaseName + "-migrate", releaseName + "-reaper"} {
+				if c, ok := resources[job]; !ok || !slices.Contains(c.strs("resource_deps"), compile.str("name")) {
+					t.Errorf("%s does not wait for %s", job, compile.str("name"))
+				}
+			}
+			if _, ok := flags["ingress"]; ok != locals["ingress-forward"] {
+				t.Errorf("--ingress=%v but ingress-forward defined: %v", ok, locals["ingress-forward"])
+			}
+
+			// The compile watches the module's files.
+			deps := compile.strs("deps")
+			for _, want := range []string{"go.mod", "go.sum", "libs", "services"} {
+				if !slices.Contains(deps, filepath.Join(root, want)) {
+					t.Errorf("compile deps %v lack %s", deps, want)
+				}
+			}
+			for _, d := range deps {
+				if _, err := os.Stat(d); err != nil {
+					t.Errorf("compile dep %s: %v", d, err)
+				}
+			}
+		})
+	}
+}
+
+func TestTiltfileConstantsAndFiles(t *testing.T) {
+	run := runTiltfile(t, nil)
+	root := repoRoot(t)
+	if ns, rel := fromStarlark(run.globals["NAMESPACE"]), fromStarlark(run.globals["RELEASE"]); ns != devNamespace || rel != releaseName {
+		t.Errorf("namespace %q release %q, want %q %q", ns, rel, devNamespace, releaseName)
+	}
+	helms := run.all("helm")
+	if len(helms) != 1 || helms[0].str("namespace") != devNamespace || helms[0].str("name") != releaseName ||
+		!slices.Equal(helms[0].strs("values"), []string{filepath.Join(chartDir(t), "values-dev.yaml")}) {
+		t.Errorf("helm calls %+v, want the chart with values-dev.yaml as %s in %s", helms, releaseName, devNamespace)
+	}
+	src, err := os.ReadFile(tiltfilePath(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,16 +710,5 @@ func TestTiltfileBuildsEveryServiceAndPointsAtRealFiles(t *testing.T) {
 	gi, err := os.ReadFile(filepath.Join(root, "tilt", ".gitignore"))
 	if err != nil || !strings.Contains(string(gi), ".build/") {
 		t.Errorf("tilt/.gitignore must ignore .build/ (%v)", err)
-	}
-}
-
-func literalString(l *syntax.Literal) string {
-	switch v := l.Value.(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	default:
-		return l.Raw
 	}
 }

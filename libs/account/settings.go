@@ -2,11 +2,9 @@ package account
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -14,12 +12,12 @@ import (
 
 // Settings are an account's sharing settings (CONTRACT.md "Settings").
 type Settings struct {
-	Name        string `json:"name"`
-	ShowAuthor  bool   `json:"show_author"`
-	Theme       string `json:"theme"`
-	AccentColor string `json:"accent_color"`
-	Font        string `json:"font"`
-	Indexable   bool   `json:"indexable"`
+	Name        string
+	ShowAuthor  bool
+	Theme       string
+	AccentColor string
+	Font        string
+	Indexable   bool
 }
 
 // DefaultSettings are the settings of a new account called name.
@@ -29,24 +27,62 @@ func DefaultSettings(name string) Settings {
 
 // Storage is an account's image storage use.
 type Storage struct {
-	ImageBytesUsed  int64 `json:"image_bytes_used"`
-	ImageLimitBytes int64 `json:"image_limit_bytes"`
+	ImageBytesUsed  int64
+	ImageLimitBytes int64
 }
 
-// Profile is what GET /api/user/settings returns.
+// Profile is an account's settings with its storage figures.
 type Profile struct {
-	Settings Settings `json:"settings"`
-	Storage  Storage  `json:"storage"`
+	Settings Settings
+	Storage  Storage
 }
 
-// FieldError is a settings field with a wrong type or value; the HTTP edge answers 400
-// invalid_field with its message.
+// FieldError is a settings field with a wrong type or value, or a field that is not a
+// settings field: the change is refused and Reason says why.
 type FieldError struct {
 	Field  string
 	Reason string
 }
 
 func (e *FieldError) Error() string { return fmt.Sprintf("%s %s", e.Field, e.Reason) }
+
+// SettingsChange is a change of an account's settings as a client asks for it (PUT or
+// PATCH /api/user/settings, decoded by the edge): a nil field is one the request does not
+// give.
+type SettingsChange struct {
+	// Replace resets every field not given to its default (PUT); without it such fields
+	// keep their values (PATCH).
+	Replace     bool
+	Name        *string
+	ShowAuthor  *bool
+	Theme       *string
+	AccentColor *string
+	Font        *string
+	Indexable   *bool
+}
+
+// Apply returns base changed by ch and validated; name is the account's name, the default
+// of the settings' name. A bad value is a *FieldError.
+func (ch SettingsChange) Apply(base Settings, name string) (Settings, error) {
+	s := base
+	if ch.Replace {
+		s = DefaultSettings(name)
+	}
+	set(&s.Name, ch.Name)
+	set(&s.ShowAuthor, ch.ShowAuthor)
+	set(&s.Theme, ch.Theme)
+	set(&s.AccentColor, ch.AccentColor)
+	set(&s.Font, ch.Font)
+	set(&s.Indexable, ch.Indexable)
+	return s, s.Validate()
+}
+
+// set stores the given value v, if any, in dst.
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
 
 // SettingsStorer is what the settings use cases need from storage.
 type SettingsStorer interface {
@@ -66,57 +102,6 @@ var (
 	fonts      = []string{"sans", "serif", "mono"}
 	colourExpr = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
 )
-
-// ApplySettings applies a JSON object of settings fields to base and validates the
-// result. With replace (PUT) every field missing from the object is reset to its default
-// for an account called name; otherwise (PATCH) missing fields keep base's values. An
-// unknown field, a null, a wrong type or a bad value is a *FieldError.
-func ApplySettings(base Settings, name string, fields map[string]json.RawMessage, replace bool) (Settings, error) {
-	s := base
-	if replace {
-		s = DefaultSettings(name)
-	}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys) // Report the first bad field deterministically.
-	for _, k := range keys {
-		raw := fields[k]
-		var err error
-		switch k {
-		case "name":
-			err = decodeField(k, raw, &s.Name)
-		case "show_author":
-			err = decodeField(k, raw, &s.ShowAuthor)
-		case "theme":
-			err = decodeField(k, raw, &s.Theme)
-		case "accent_color":
-			err = decodeField(k, raw, &s.AccentColor)
-		case "font":
-			err = decodeField(k, raw, &s.Font)
-		case "indexable":
-			err = decodeField(k, raw, &s.Indexable)
-		default:
-			err = &FieldError{Field: k, Reason: "is not a settings field"}
-		}
-		if err != nil {
-			return Settings{}, err
-		}
-	}
-	return s, s.Validate()
-}
-
-func decodeField(name string, raw json.RawMessage, dst any) error {
-	if string(raw) == "null" || json.Unmarshal(raw, dst) != nil {
-		kind := "a string"
-		if _, ok := dst.(*bool); ok {
-			kind = "a boolean"
-		}
-		return &FieldError{Field: name, Reason: "must be " + kind}
-	}
-	return nil
-}
 
 // Validate checks every field against CONTRACT.md and normalises the colour to lowercase.
 func (s *Settings) Validate() error {
@@ -159,12 +144,12 @@ func (c *SettingsCore) Get(ctx context.Context, accountCUID string) (Profile, er
 	return p, nil
 }
 
-// Change applies fields (replacing all settings when replace) and returns the new profile.
-// The read of the current settings and the save are one transaction, so that concurrent
-// PATCHes of different fields each keep the other's change.
-func (c *SettingsCore) Change(ctx context.Context, accountCUID string, fields map[string]json.RawMessage, replace bool) (Profile, error) {
+// Change applies ch to the account's settings and returns the new profile. The read of
+// the current settings and the save are one transaction, so that concurrent PATCHes of
+// different fields each keep the other's change.
+func (c *SettingsCore) Change(ctx context.Context, accountCUID string, ch SettingsChange) (Profile, error) {
 	p, err := c.store.ChangeSettings(ctx, accountCUID, func(name string, p Profile) (Settings, error) {
-		return ApplySettings(p.Settings, name, fields, replace)
+		return ch.Apply(p.Settings, name)
 	})
 	if err != nil {
 		return Profile{}, fmt.Errorf("change settings: %w", err)

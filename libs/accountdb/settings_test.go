@@ -1,7 +1,6 @@
 package accountdb_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -28,18 +27,15 @@ func TestConcurrentSettingsChangesLoseNoField(t *testing.T) {
 				Font:        []string{"serif", "mono", "sans"}[round%3],
 				Indexable:   round%2 == 0,
 			}
-			raw, err := json.Marshal(want)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var fields map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &fields); err != nil {
-				t.Fatal(err)
+			// One PATCH per field, each giving only its field.
+			changes := map[string]account.SettingsChange{
+				"name": {Name: &want.Name}, "show_author": {ShowAuthor: &want.ShowAuthor}, "theme": {Theme: &want.Theme},
+				"accent_color": {AccentColor: &want.AccentColor}, "font": {Font: &want.Font}, "indexable": {Indexable: &want.Indexable},
 			}
 			var wg sync.WaitGroup
-			for name, value := range fields {
+			for name, change := range changes {
 				wg.Go(func() {
-					if _, err := core.Change(ctx, ada.UserCUID, map[string]json.RawMessage{name: value}, false); err != nil {
+					if _, err := core.Change(ctx, ada.UserCUID, change); err != nil {
 						t.Errorf("round %d, PATCH %s: %v", round, name, err)
 					}
 				})

@@ -1,7 +1,8 @@
-// Package app assembles sharenote processes. A process is a set of modules (services)
-// mounted on one router over shared dependencies: each service binary runs one module, the
-// all-in-one binary runs them all, and the dependencies (Postgres or SQLite, Redis or the
-// in-process limiter) are chosen by configuration, never by forking code.
+// Package app assembles sharenote processes. A process serves some targets of the routes
+// table (modules) on one router over shared dependencies: each Deployment runs the one
+// binary with one target, the all-in-one runs them all, and the dependencies (Postgres or
+// SQLite, Redis or the in-process limiter) are chosen by configuration, never by forking
+// code.
 package app
 
 import (
@@ -36,6 +37,7 @@ import (
 	"github.com/sharenote/sharenote/libs/ratelimit"
 	"github.com/sharenote/sharenote/libs/readcache"
 	"github.com/sharenote/sharenote/libs/redisx"
+	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/telemetry"
 )
 
@@ -55,11 +57,13 @@ type Deps struct {
 	Now func() time.Time
 }
 
-// Service is a module's share of the routes table: handlers keyed by route ID, and the
-// periodic jobs it runs while the process serves.
+// Handlers attach a target's handlers to its rows of the routes table.
+type Handlers map[*routes.Route]gin.HandlerFunc
+
+// Service is what a module contributes to a process: a handler for every route of its
+// target, and the periodic jobs it runs while the process serves.
 type Service struct {
-	Name     string
-	Handlers map[string]gin.HandlerFunc
+	Handlers Handlers
 	Jobs     []Job
 }
 
@@ -70,13 +74,18 @@ type Job struct {
 	Run   func(context.Context) error
 }
 
-// Module builds one service from the shared dependencies.
-type Module func(Deps) (Service, error)
+// Module is one target of the routes table: its name (one of routes.Targets) and how it
+// is built from the shared dependencies.
+type Module struct {
+	Name string
+	New  func(Deps) (Service, error)
+}
 
 // Options describe a process.
 type Options struct {
-	// Process names the process in logs and traces ("sharenote", "auth", …).
+	// Process names the process in logs and traces ("sharenote", "sharenote-notes", …).
 	Process string
+	// Modules are the targets this process serves; the routes of the others answer 404.
 	Modules []Module
 	Getenv  func(string) string
 	// Logs receives the JSON log lines (stderr in production).
@@ -159,13 +168,13 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Registry: reg, Tracer: tp, Now: now}
 	sessions := authn.NewCache(a.deps.Accounts, a.feed.Fresh, now)
 	a.feed.OnChange(sessions.Drop)
-	services := make([]Service, 0, len(opts.Modules))
+	services := make(map[string]Service, len(opts.Modules))
 	for _, m := range opts.Modules {
-		s, err := m(a.deps)
+		s, err := m.New(a.deps)
 		if err != nil {
-			return nil, fmt.Errorf("module: %w", err)
+			return nil, fmt.Errorf("target %s: %w", m.Name, err)
 		}
-		services = append(services, s)
+		services[m.Name] = s
 		a.jobs = append(a.jobs, s.Jobs...)
 	}
 	if a.engine, err = newRouter(a.deps, lim, sessions, opts.Process, services); err != nil {

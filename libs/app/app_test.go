@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -26,12 +27,23 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-// panicking owns the public note read and panics in it.
-func panicking(app.Deps) (app.Service, error) {
-	return app.Service{Name: routes.Notes, Handlers: map[string]gin.HandlerFunc{
-		routes.NoteRead: func(*gin.Context) { panic("secret internal state: password=hunter2") },
-	}}, nil
+// notesTarget is the notes target with handlers that answer 501 Not Implemented,
+// except those in handlers, and with jobs.
+func notesTarget(handlers app.Handlers, jobs ...app.Job) app.Module {
+	return app.Module{Name: routes.Notes, New: func(app.Deps) (app.Service, error) {
+		all := app.Handlers{}
+		for _, r := range routes.ForTarget(routes.Notes) {
+			all[r] = func(c *gin.Context) { c.Status(http.StatusNotImplemented) }
+		}
+		maps.Copy(all, handlers)
+		return app.Service{Handlers: all, Jobs: jobs}, nil
+	}}
 }
+
+// panicking is the notes target whose public note read panics.
+var panicking = notesTarget(app.Handlers{
+	routes.NoteRead: func(*gin.Context) { panic("secret internal state: password=hunter2") },
+})
 
 func TestPanickingHandlerIs500WithNothingInternal(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
@@ -50,18 +62,35 @@ func TestPanickingHandlerIs500WithNothingInternal(t *testing.T) {
 	})
 }
 
-func TestModuleCannotClaimAnotherServicesRoute(t *testing.T) {
-	bad := func(app.Deps) (app.Service, error) {
-		return app.Service{Name: routes.Auth, Handlers: map[string]gin.HandlerFunc{routes.NoteRead: func(*gin.Context) {}}}, nil
-	}
+func TestEveryRouteOfATargetHasItsHandlerAndNoOther(t *testing.T) {
 	b := testkit.SQLiteBackend(t)
 	cfg, err := config.Load(func(k string) string { return map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = app.New(context.Background(), cfg, app.Options{Process: "test", Modules: []app.Module{bad}, Getenv: func(string) string { return "" }, Logs: &testkit.SyncBuffer{}})
-	if err == nil || !strings.Contains(err.Error(), "does not own") {
-		t.Fatalf("New = %v, want a route ownership error", err)
+	missing := notesTarget(nil)
+	inner := missing.New
+	missing.New = func(d app.Deps) (app.Service, error) {
+		s, err := inner(d)
+		delete(s.Handlers, routes.NoteVersions)
+		return s, err
+	}
+	for _, tc := range []struct {
+		name   string
+		module app.Module
+		want   string
+	}{
+		{"a handler for another target's route", notesTarget(app.Handlers{routes.ImageRead: func(*gin.Context) {}}),
+			"target notes has a handler for GET /api/images/:userCuid/:noteCuid/:filename, a route of images"},
+		{"a route without a handler", missing, "target notes has no handler for its route GET /api/notes/:cuid/versions"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := app.New(context.Background(), cfg, app.Options{Process: "test", Modules: []app.Module{tc.module},
+				Getenv: func(string) string { return "" }, Logs: &testkit.SyncBuffer{}})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New = %v, want %q", err, tc.want)
+			}
+		})
 	}
 }
 
@@ -224,27 +253,24 @@ type blocking struct {
 	jobStopped, jobFinished atomic.Bool
 }
 
-func (b *blocking) module(app.Deps) (app.Service, error) {
-	return app.Service{Name: routes.Notes,
-		Handlers: map[string]gin.HandlerFunc{routes.NoteRead: func(c *gin.Context) {
-			if c.Param("cuid") == "slow" {
-				close(b.entered)
-				<-b.release
-			}
-			c.JSON(http.StatusOK, gin.H{"cuid": c.Param("cuid")})
-		}},
-		Jobs: []app.Job{{Name: "batch", Every: time.Millisecond, Run: func(ctx context.Context) error {
-			if ctx.Err() != nil {
-				return nil // A tick that raced with the stop.
-			}
-			close(b.jobRunning) // Run returns only when the process stops it: this runs once.
-			<-ctx.Done()
-			b.jobStopped.Store(true)
-			time.Sleep(100 * time.Millisecond)
-			b.jobFinished.Store(true)
-			return nil
-		}}},
-	}, nil
+func (b *blocking) module() app.Module {
+	return notesTarget(app.Handlers{routes.NoteRead: func(c *gin.Context) {
+		if c.Param("cuid") == "slow" {
+			close(b.entered)
+			<-b.release
+		}
+		c.JSON(http.StatusOK, gin.H{"cuid": c.Param("cuid")})
+	}}, app.Job{Name: "batch", Every: time.Millisecond, Run: func(ctx context.Context) error {
+		if ctx.Err() != nil {
+			return nil // A tick that raced with the stop.
+		}
+		close(b.jobRunning) // Run returns only when the process stops it: this runs once.
+		<-ctx.Done()
+		b.jobStopped.Store(true)
+		time.Sleep(100 * time.Millisecond)
+		b.jobFinished.Store(true)
+		return nil
+	}})
 }
 
 func TestShutdownDrainsInFlightRequestsAndStopsInOrder(t *testing.T) {
@@ -257,7 +283,7 @@ func TestShutdownDrainsInFlightRequestsAndStopsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	mod := &blocking{entered: make(chan struct{}), release: make(chan struct{}), jobRunning: make(chan struct{})}
-	a, err := app.New(context.Background(), cfg, app.Options{Process: "test", Modules: []app.Module{mod.module},
+	a, err := app.New(context.Background(), cfg, app.Options{Process: "test", Modules: []app.Module{mod.module()},
 		Getenv: func(string) string { return "" }, Logs: &testkit.SyncBuffer{}})
 	if err != nil {
 		t.Fatal(err)

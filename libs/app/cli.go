@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -52,13 +53,12 @@ type Command struct {
 // ErrUsage marks a command line that could not be understood (exit status 2).
 var ErrUsage = errors.New("usage")
 
-// Program is a binary: its modules (what `serve` mounts) and extra commands.
+// Program is the binary: its modules (one per target, what `serve` may mount) and its
+// commands beyond serve, migrate, routes and version.
 type Program struct {
 	Name     string
 	Modules  []Module
 	Commands []Command
-	// Default is the command run without arguments ("serve" for service binaries).
-	Default string
 }
 
 // Exec runs the program on the process's arguments and environment and exits with its
@@ -84,7 +84,7 @@ func (p Program) Main(ctx context.Context, env Env, args []string) int {
 		p.usage(env.Stdout, cmds)
 		return 0
 	}
-	name := p.Default
+	var name string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, args = args[0], args[1:]
 	}
@@ -143,7 +143,8 @@ func noArgs(args []string) error {
 
 func (p Program) commands() map[string]Command {
 	cmds := map[string]Command{
-		"serve": {Name: "serve", Summary: "serve the API (public and admin listeners)", Run: p.serve},
+		"serve": {Name: "serve", Summary: "serve the API's targets (public and admin listeners)", Usage: "[--target LIST]",
+			Flags: func(fs *flag.FlagSet) { serveFlags(fs) }, Run: p.serve},
 		"migrate": {Name: "migrate", Summary: "apply pending database migrations", Run: func(ctx context.Context, env Env, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
@@ -163,12 +164,19 @@ func (p Program) commands() map[string]Command {
 			_, err = fmt.Fprintln(env.Stdout, `{"status":"migrated"}`)
 			return err
 		}},
-		"routes": {Name: "routes", Summary: "print the routes table", Run: func(_ context.Context, env Env, args []string) error {
-			if err := noArgs(args); err != nil {
-				return err
-			}
-			return routes.Print(env.Stdout)
-		}},
+		"routes": {Name: "routes", Summary: "print the routes table, or with --targets the targets, one a line", Usage: "[--targets]",
+			Flags: func(fs *flag.FlagSet) { routesFlags(fs) }, Run: func(_ context.Context, env Env, args []string) error {
+				fs := flag.NewFlagSet("routes", flag.ContinueOnError)
+				targets := routesFlags(fs)
+				if err := parseFlags(fs, args); err != nil {
+					return err
+				}
+				if *targets {
+					_, err := fmt.Fprintln(env.Stdout, strings.Join(routes.Targets, "\n"))
+					return err
+				}
+				return routes.Print(env.Stdout)
+			}},
 		"version": {Name: "version", Summary: "print the version", Run: func(_ context.Context, env Env, args []string) error {
 			if err := noArgs(args); err != nil {
 				return err
@@ -183,12 +191,84 @@ func (p Program) commands() map[string]Command {
 	return cmds
 }
 
-func (p Program) serve(ctx context.Context, env Env, _ []string) error {
-	cfg, err := config.Load(env.Getenv)
+// parseFlags parses the flags of a command that takes no other argument: an unknown flag
+// or a stray argument is a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	return noArgs(fs.Args())
+}
+
+// routesFlags defines the routes command's flags on fs.
+func routesFlags(fs *flag.FlagSet) *bool {
+	return fs.Bool("targets", false, "print the targets (what serve --target takes), one a line, for scripts")
+}
+
+// serveFlags defines serve's flags on fs; --target mirrors SHARE_TARGETS.
+func serveFlags(fs *flag.FlagSet) *string {
+	return fs.String("target", "", "targets to serve: a comma list of "+strings.Join(routes.Targets, ", ")+
+		", or "+routes.All+" (default: $SHARE_TARGETS, else all)")
+}
+
+// serve runs the targets --target (else SHARE_TARGETS) names until ctx ends.
+func (p Program) serve(ctx context.Context, env Env, args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	target := serveFlags(fs)
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	getenv := env.Getenv
+	if flagSet(fs, "target") {
+		if *target == "" {
+			return fmt.Errorf("%w: --target needs a comma list of targets, or %s", ErrUsage, routes.All)
+		}
+		getenv = func(name string) string {
+			if name == "SHARE_TARGETS" {
+				return *target
+			}
+			return env.Getenv(name)
+		}
+	}
+	cfg, err := config.Load(getenv)
 	if err != nil {
 		return err
 	}
-	return Run(ctx, cfg, Options{Process: p.Name, Modules: p.Modules, Getenv: env.Getenv, Logs: env.Stderr})
+	modules, err := p.modules(cfg.Targets)
+	if err != nil {
+		return err
+	}
+	return Run(ctx, cfg, Options{Process: processName(p.Name, cfg.Targets), Modules: modules, Getenv: getenv, Logs: env.Stderr})
+}
+
+// modules returns the program's modules of targets, in their order.
+func (p Program) modules(targets []string) ([]Module, error) {
+	out := make([]Module, 0, len(targets))
+	for _, t := range targets {
+		i := slices.IndexFunc(p.Modules, func(m Module) bool { return m.Name == t })
+		if i < 0 {
+			return nil, fmt.Errorf("%s has no module for target %s", p.Name, t)
+		}
+		out = append(out, p.Modules[i])
+	}
+	return out, nil
+}
+
+// flagSet reports whether the command line set the flag name (to any value, even empty).
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// processName names a process in logs and traces: the program for every target, else the
+// program and its targets ("sharenote-notes").
+func processName(program string, targets []string) string {
+	if slices.Equal(targets, routes.Targets) {
+		return program
+	}
+	return program + "-" + strings.Join(targets, "+")
 }
 
 func (p Program) usage(w io.Writer, cmds map[string]Command) {

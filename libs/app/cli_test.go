@@ -30,37 +30,32 @@ func TestHelpChangesNothing(t *testing.T) {
 	custom := app.Command{Name: "custom", Summary: "a command that must not run for --help", Usage: "[--level N]",
 		Flags: func(fs *flag.FlagSet) { fs.Int("level", 1, "how far to go") },
 		Run:   func(context.Context, app.Env, []string) error { ran = true; return nil }}
-	programs := map[string]app.Program{
-		"without a default":  {Name: "sharenote", Commands: []app.Command{custom}},
-		"serving by default": {Name: "notes", Commands: []app.Command{custom}, Default: "serve"},
+	p := app.Program{Name: "sharenote", Commands: []app.Command{custom}}
+	var cases [][]string
+	for _, h := range []string{"--help", "-h", "-help", "--h"} {
+		cases = append(cases, []string{h})
+		for _, cmd := range []string{"serve", "migrate", "routes", "version", "custom"} {
+			cases = append(cases, []string{cmd, h}, []string{cmd, "--unknown", "x", h})
+		}
 	}
-	for pname, p := range programs {
-		var cases [][]string
-		for _, h := range []string{"--help", "-h", "-help", "--h"} {
-			cases = append(cases, []string{h})
-			for _, cmd := range []string{"serve", "migrate", "routes", "version", "custom"} {
-				cases = append(cases, []string{cmd, h}, []string{cmd, "--unknown", "x", h})
+	for _, args := range cases {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			env, out, errOut, dataDir := helpEnv(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+			defer cancel()
+			if code := p.Main(ctx, env, args); code != 0 {
+				t.Errorf("exit %d, want 0; stderr %q", code, errOut.String())
 			}
-		}
-		for _, args := range cases {
-			t.Run(pname+"/"+strings.Join(args, " "), func(t *testing.T) {
-				env, out, errOut, dataDir := helpEnv(t)
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-				defer cancel()
-				if code := p.Main(ctx, env, args); code != 0 {
-					t.Errorf("exit %d, want 0; stderr %q", code, errOut.String())
-				}
-				if !strings.Contains(out.String(), "usage: "+p.Name) {
-					t.Errorf("stdout %q shows no usage", out.String())
-				}
-				if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
-					t.Errorf("the data directory exists (%v): the command ran", err)
-				}
-				if ran {
-					t.Error("the custom command ran")
-				}
-			})
-		}
+			if !strings.Contains(out.String(), "usage: "+p.Name) {
+				t.Errorf("stdout %q shows no usage", out.String())
+			}
+			if _, err := os.Stat(dataDir); !os.IsNotExist(err) {
+				t.Errorf("the data directory exists (%v): the command ran", err)
+			}
+			if ran {
+				t.Error("the custom command ran")
+			}
+		})
 	}
 	t.Run("a command's help lists its flags", func(t *testing.T) {
 		env, out, _, _ := helpEnv(t)

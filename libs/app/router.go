@@ -2,6 +2,7 @@ package app
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
+	"github.com/sharenote/sharenote/libs/noteapi"
 	"github.com/sharenote/sharenote/libs/ratelimit"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/telemetry"
@@ -20,18 +22,19 @@ import (
 
 func init() { gin.SetMode(gin.ReleaseMode) }
 
-// newRouter mounts every route of the table that one of services owns, with the
-// middleware its row names. The middleware order, outermost first: request id, tracing,
-// access log, metrics, error rendering, panic recovery, the per-IP limit on everything;
-// then per route: body limit (size and minimum transfer rate), the per-IP auth limit,
-// bearer auth, the per-account mutation limit, the upload cap, the handler.
 // limiters are the process's rate limiters: perIP for the limit every request counts
 // toward, exact for the authentication and mutation limits.
 type limiters struct {
 	perIP, exact ratelimit.Limiter
 }
 
-func newRouter(d Deps, lim limiters, sessions authn.Verifier, process string, services []Service) (*gin.Engine, error) {
+// newRouter mounts the routes of the targets in services (keyed by target name), each with
+// the middleware its row names; a route of a target without a handler, or a handler for a
+// route of another target, is an error. The middleware order, outermost first: request id,
+// tracing, access log, metrics, error rendering, panic recovery, the per-IP limit on
+// everything; then per route: body limit (size and minimum transfer rate), the per-IP auth
+// limit, bearer auth, the per-account mutation limit, the upload cap, the handler.
+func newRouter(d Deps, lim limiters, sessions authn.Verifier, process string, services map[string]Service) (*gin.Engine, error) {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
@@ -47,7 +50,7 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, process string, se
 		otelgin.Middleware(process, otelgin.WithTracerProvider(d.Tracer), otelgin.WithPropagators(telemetry.Propagator)),
 		httpx.AccessLog(d.Log),
 		telemetry.NewHTTPMetrics(d.Registry).Middleware(),
-		errs.Middleware(d.Log),
+		errs.Middleware(d.Log, noteapi.Translate),
 		httpx.Recovery(),
 		ratelimit.Middleware(lim.perIP, ratelimit.AllAPI, clientIP),
 	)
@@ -55,24 +58,27 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, process string, se
 	auth := authn.Middleware(sessions)
 	uploads := httpx.NewUploads(d.Config.MaxUploads, d.Registry)
 	var mounted []routes.Route
-	for _, s := range services {
-		for _, r := range routes.ForService(s.Name) {
-			if h, ok := s.Handlers[r.ID]; ok {
-				handlers := append(chain(r, lim, auth, uploads), h)
-				e.Handle(r.Method, r.Path, handlers...)
-				mounted = append(mounted, r)
-				if r.Method == http.MethodGet {
-					// HEAD is GET without the body (net/http drops it), as HTTP requires.
-					e.Handle(http.MethodHead, r.Path, handlers...)
-					head := r
-					head.Method = http.MethodHead
-					mounted = append(mounted, head)
-				}
+	for _, target := range slices.Sorted(maps.Keys(services)) {
+		s := services[target]
+		for r := range s.Handlers {
+			if r.Target != target {
+				return nil, fmt.Errorf("target %s has a handler for %s %s, a route of %s", target, r.Method, r.Path, r.Target)
 			}
 		}
-		for id := range s.Handlers {
-			if !slices.ContainsFunc(mounted, func(r routes.Route) bool { return r.ID == id && r.Service == s.Name }) {
-				return nil, fmt.Errorf("service %s has a handler for %q, a route it does not own", s.Name, id)
+		for _, r := range routes.ForTarget(target) {
+			h, ok := s.Handlers[r]
+			if !ok || h == nil {
+				return nil, fmt.Errorf("target %s has no handler for its route %s %s", target, r.Method, r.Path)
+			}
+			handlers := append(chain(r, lim, auth, uploads), h)
+			e.Handle(r.Method, r.Path, handlers...)
+			mounted = append(mounted, *r)
+			if r.Method == http.MethodGet {
+				// HEAD is GET without the body (net/http drops it), as HTTP requires.
+				e.Handle(http.MethodHead, r.Path, handlers...)
+				head := *r
+				head.Method = http.MethodHead
+				mounted = append(mounted, head)
 			}
 		}
 	}
@@ -90,7 +96,7 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, process string, se
 // larger than a small JSON body take a slot of the process's upload cap after the
 // caller's identity and limits are checked, so that neither an anonymous client nor an
 // account over its mutation limit can occupy one.
-func chain(r routes.Route, lim limiters, auth gin.HandlerFunc, uploads *httpx.Uploads) []gin.HandlerFunc {
+func chain(r *routes.Route, lim limiters, auth gin.HandlerFunc, uploads *httpx.Uploads) []gin.HandlerFunc {
 	var hs []gin.HandlerFunc
 	if r.MaxBody > 0 {
 		hs = append(hs, httpx.BodyLimit(r.MaxBody))

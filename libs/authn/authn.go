@@ -3,7 +3,6 @@ package authn
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -30,21 +29,12 @@ func Middleware(v Verifier) gin.HandlerFunc {
 		}
 		p, err := v.Verify(c.Request.Context(), strings.TrimSpace(token))
 		if err != nil {
-			errs.Abort(c, Error(err))
+			errs.Abort(c, err) // account.ErrUnauthorized: the same 401 as a missing token.
 			return
 		}
 		c.Set(principalKey, p)
 		c.Next()
 	}
-}
-
-// Error translates a credential check's error for the HTTP edge: every
-// account.ErrUnauthorized is the one 401 body; other errors pass unchanged.
-func Error(err error) error {
-	if errors.Is(err, account.ErrUnauthorized) {
-		return errs.UnauthorizedError()
-	}
-	return err
 }
 
 // Principal returns the caller authenticated by Middleware. It panics on a route without

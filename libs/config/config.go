@@ -14,10 +14,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sharenote/sharenote/libs/routes"
 )
 
 // Config is the platform part of every service's configuration.
 type Config struct {
+	// Targets are what `serve` serves (SHARE_TARGETS, a comma list; "all" is every target),
+	// in deployment order.
+	Targets []string
 	// Addr is the public listener (SHARE_ADDR).
 	Addr string
 	// AdminAddr serves /healthz, /readyz, /metrics and pprof (SHARE_ADMIN_ADDR); the ingress
@@ -67,6 +72,7 @@ type Config struct {
 // Variables lists every environment variable Load reads with its default, in the order
 // the README documents them.
 var Variables = []struct{ Name, Default, Meaning string }{
+	{"SHARE_TARGETS", "all", "what serve serves: a comma list of auth, publish, notes, images, og-renderer, or all"},
 	{"SHARE_ADDR", "127.0.0.1:8080", "public listener"},
 	{"SHARE_ADMIN_ADDR", "127.0.0.1:9090", "/healthz, /readyz, /metrics, pprof"},
 	{"SHARE_PUBLIC_URL", "http:// + SHARE_ADDR", "{base_url} in returned URLs"},
@@ -102,6 +108,11 @@ func Load(getenv func(string) string) (Config, error) {
 		RedisKeyPrefix: get("SHARE_REDIS_KEY_PREFIX", "sharenote:"),
 	}
 	var errList []error
+	targets, err := routes.ParseTargets(get("SHARE_TARGETS", routes.All))
+	c.Targets = targets
+	if err != nil {
+		errList = append(errList, fmt.Errorf("SHARE_TARGETS: %w", err))
+	}
 	for _, a := range []struct{ name, v string }{{"SHARE_ADDR", c.Addr}, {"SHARE_ADMIN_ADDR", c.AdminAddr}} {
 		if _, _, err := net.SplitHostPort(a.v); err != nil {
 			errList = append(errList, fmt.Errorf("%s=%q is not host:port", a.name, a.v))
@@ -184,6 +195,7 @@ func (c Config) TrustedProxyStrings() []string {
 // start-up line never leaks a credential.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
+		slog.Any("targets", c.Targets),
 		slog.String("addr", c.Addr),
 		slog.String("admin_addr", c.AdminAddr),
 		slog.String("public_url", c.PublicURL),

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sharenote/sharenote/libs/config"
+	"github.com/sharenote/sharenote/libs/routes"
 )
 
 // env is a map-backed getenv.
@@ -47,6 +48,7 @@ func TestLoadDefaults(t *testing.T) {
 		ImageQuotaBytes:      1_000_000_000,
 		CacheBytes:           64 << 20,
 		MaxUploads:           8,
+		Targets:              routes.Targets, // all
 	}
 	if got := load(t, nil); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Load with an empty environment:\n got %+v\nwant %+v", got, want)
@@ -187,6 +189,7 @@ func TestLoadRejectsInvalidValues(t *testing.T) {
 	cases := []struct {
 		name, variable, value string
 	}{
+		{"an unknown target is rejected", "SHARE_TARGETS", "notes,comments"},
 		{"a listener without a port is rejected", "SHARE_ADDR", "8080"},
 		{"an admin listener without a port is rejected", "SHARE_ADMIN_ADDR", "localhost"},
 		{"a public URL without a scheme is rejected", "SHARE_PUBLIC_URL", "share.example.com"},

@@ -69,7 +69,7 @@ func TestClassifyAnswers503ForEveryUnavailableStore(t *testing.T) {
 		{"anything else", errors.New("boom"), 500},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := errs.As(db.Classify(c.err)).Status; got != c.want {
+			if got := errs.As(db.Classify(c.err), nil).Status; got != c.want {
 				t.Errorf("status %d, want %d", got, c.want)
 			}
 		})

@@ -1,5 +1,7 @@
-// Package errs is the one error type of the HTTP edge. Handlers return *Error values
-// (or wrap them); a single gin middleware renders them as the JSON body that CONTRACT.md
+// Package errs is the one error type of the HTTP edge and its one translation of domain
+// errors. Handlers abort with the domain's errors as they are (or with an *Error for a
+// fault of the request itself, such as a body that does not parse); a single gin
+// middleware translates them (As) and renders them as the JSON body that CONTRACT.md
 // fixes, {"error": code, "message": sentence}, and hides every detail of a 5xx.
 package errs
 
@@ -92,13 +94,26 @@ func NotFoundError() *Error {
 	return New(http.StatusNotFound, NotFound, "Not found.")
 }
 
-// As returns err as an *Error. An error that reports Unavailable() (a database or Redis
-// that cannot be reached) becomes a 503; anything else that is not an *Error becomes an
-// internal error, so a forgotten translation can never leak a driver message to a client.
-func As(err error) *Error {
+// Translator turns an error of the domain into the *Error a client sees, or returns nil
+// for an error it does not know. The edge supplies it (noteapi.Translate), so that this
+// package knows nothing of the domain.
+type Translator func(error) *Error
+
+// As returns the *Error a client sees for err, and is the only place where an error becomes
+// one: Middleware calls it for the error a handler aborted with, so handlers pass the
+// domain's errors on as they are. An *Error is kept; an error translate knows is
+// translated; an error that reports Unavailable() (a database or Redis that cannot be
+// reached) becomes a 503; anything else becomes an internal error, so that no driver
+// message can leak to a client. translate may be nil.
+func As(err error, translate Translator) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if translate != nil {
+		if e := translate(err); e != nil {
+			return e
+		}
 	}
 	var u interface{ Unavailable() bool }
 	if errors.As(err, &u) && u.Unavailable() {

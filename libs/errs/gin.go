@@ -22,8 +22,8 @@ const StatusClientClosedRequest = 499
 // Middleware renders the last error recorded on the context as the JSON error body. It is
 // the only place an error becomes a response: 5xx causes are logged here, once, and the
 // client sees only the generic message. A request whose client hung up is recorded as
-// 499 and not logged as an error.
-func Middleware(log *slog.Logger) gin.HandlerFunc {
+// 499 and not logged as an error. translate turns the domain's errors into *Error (As).
+func Middleware(log *slog.Logger, translate Translator) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		c.Next()
 		if len(c.Errors) == 0 || c.Writer.Written() {
@@ -34,7 +34,7 @@ func Middleware(log *slog.Logger) gin.HandlerFunc {
 			c.AbortWithStatus(StatusClientClosedRequest)
 			return
 		}
-		e := As(err)
+		e := As(err, translate)
 		if e.Status >= http.StatusInternalServerError {
 			log.ErrorContext(c.Request.Context(), "request failed", "err", e, "route", c.FullPath())
 			if e.Status == http.StatusServiceUnavailable {

@@ -17,7 +17,7 @@ func TestAClientThatHangsUpIs499AndNoErrorLine(t *testing.T) {
 	gin.SetMode(gin.ReleaseMode)
 	var logs bytes.Buffer
 	e := gin.New()
-	e.Use(errs.Middleware(slog.New(slog.NewJSONHandler(&logs, nil))))
+	e.Use(errs.Middleware(slog.New(slog.NewJSONHandler(&logs, nil)), nil))
 	e.GET("/", func(c *gin.Context) { errs.Abort(c, c.Request.Context().Err()) })
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -27,7 +27,7 @@ func rateServer(t *testing.T, rate int64, window, pause time.Duration) string {
 	t.Helper()
 	gin.SetMode(gin.ReleaseMode)
 	e := gin.New()
-	e.Use(errs.Middleware(slog.New(slog.DiscardHandler)))
+	e.Use(errs.Middleware(slog.New(slog.DiscardHandler), nil))
 	e.POST("/read", httpx.BodyLimitRate(1<<20, rate, window), func(c *gin.Context) {
 		first := make([]byte, 1)
 		if _, err := io.ReadFull(c.Request.Body, first); err != nil {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/sharenote/sharenote/libs/cuid"
+	"github.com/sharenote/sharenote/libs/routes"
 )
 
 // The image limits. Each image row costs a database row, a blob and work at every
@@ -242,16 +242,9 @@ func (c *Core) Now() time.Time { return c.now().UTC().Truncate(time.Millisecond)
 // Clock returns the time by which the core judges expiry: Now without the truncation.
 func (c *Core) Clock() time.Time { return c.now() }
 
-// PublicURL returns {base_url}.
+// PublicURL returns {base_url}, under which the edges build the public URLs they answer
+// with (routes.Route.URL).
 func (c *Core) PublicURL() string { return c.publicURL }
-
-// URL returns the public URL of a publication.
-func (c *Core) URL(cuid string) string { return c.publicURL + "/s/" + cuid }
-
-// ImageURL returns the public URL of an image.
-func (c *Core) ImageURL(userCUID, noteCUID, filename string) string {
-	return c.publicURL + "/api/images/" + userCUID + "/" + noteCUID + "/" + url.PathEscape(filename)
-}
 
 // Publish creates a publication from a draft: frontmatter becomes properties (request
 // properties win per key), a frontmatter title is the title when none was given, image
@@ -345,7 +338,7 @@ func (c *Core) setContent(p *Publication, content string, props map[string]any, 
 	if len(images) > 0 {
 		urls := make(map[string]string, len(images))
 		for _, name := range images {
-			urls[name] = c.ImageURL(p.AccountCUID, p.CUID, name)
+			urls[name] = routes.ImageRead.URL(c.publicURL, p.AccountCUID, p.CUID, name)
 		}
 		body = ReplaceImageLinks(body, urls)
 	}

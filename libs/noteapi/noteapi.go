@@ -1,11 +1,11 @@
-// Package noteapi is the HTTP edge of the note domain shared by the publish, notes and
-// images services: the translation of domain errors to the codes of CONTRACT.md, and the
-// parsing of request fields that more than one service accepts.
+// Package noteapi is the HTTP edge of the note domain shared by the publish, notes, images
+// and og-renderer services: the parsing of request fields that more than one service
+// accepts, the public URLs of publications, and the cached public reads. The domain's
+// errors pass through it unchanged; errs translates them.
 package noteapi
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,54 +16,8 @@ import (
 
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/routes"
 )
-
-// Error translates a note domain error into its HTTP error; other errors pass unchanged
-// (errs.Middleware turns them into 500 or 503).
-func Error(err error) error {
-	var e *errs.Error
-	switch {
-	case errors.As(err, &e):
-		return e
-	case errors.Is(err, note.ErrNotFound):
-		return errs.NotFoundError()
-	case errors.Is(err, note.ErrInvalidProperties):
-		return errs.New(http.StatusBadRequest, errs.InvalidProperties, sentence(err))
-	case errors.Is(err, note.ErrInvalidImage):
-		return errs.New(http.StatusBadRequest, errs.InvalidImage, sentence(err))
-	case errors.Is(err, note.ErrInvalidText):
-		return errs.New(http.StatusBadRequest, errs.InvalidField, sentence(err))
-	case errors.Is(err, note.ErrInvalidExpiry):
-		return errs.New(http.StatusBadRequest, errs.InvalidField, "expires_at: "+sentence(err))
-	case errors.Is(err, note.ErrInvalidCursor):
-		return errs.New(http.StatusBadRequest, errs.InvalidCursor, "The cursor was not issued by this service for this account.")
-	case errors.Is(err, note.ErrNoteTooLarge):
-		return errs.New(http.StatusRequestEntityTooLarge, errs.NoteTooLarge, sentence(err))
-	case errors.Is(err, note.ErrStale):
-		return errs.New(http.StatusPreconditionFailed, errs.PreconditionFailed,
-			"The publication has changed since the etag in If-Match; read it again and reapply your change.")
-	case errors.Is(err, note.ErrQuotaExceeded):
-		return errs.New(http.StatusRequestEntityTooLarge, errs.StorageQuotaExceeded, "The account's image storage quota would be exceeded.")
-	default:
-		return err
-	}
-}
-
-// sentence turns a wrapped domain error into a message: its text with a capital letter
-// and a full stop.
-func sentence(err error) string {
-	s := err.Error()
-	if s == "" {
-		return s
-	}
-	if s[0] >= 'a' && s[0] <= 'z' {
-		s = string(s[0]-'a'+'A') + s[1:]
-	}
-	if s[len(s)-1] != '.' {
-		s += "."
-	}
-	return s
-}
 
 // InvalidField is a 400 invalid_field.
 func InvalidField(message string) *errs.Error {
@@ -119,13 +73,14 @@ func queryCode(key string) string {
 }
 
 // Properties parses a properties value: a JSON object, or null (nil map, ok). Nesting
-// deeper than note.MaxPropertiesDepth is refused before the value is decoded.
+// deeper than note.MaxPropertiesDepth is refused before the value is decoded, with the
+// domain's note.ErrInvalidProperties.
 func Properties(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
 	}
 	if err := note.CheckJSONDepth(raw); err != nil {
-		return nil, Error(err)
+		return nil, err
 	}
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
@@ -134,13 +89,20 @@ func Properties(raw json.RawMessage) (map[string]any, error) {
 	return m, nil
 }
 
-// Expiry parses an expires_at value (RFC 3339 or YYYY-MM-DD, in the future).
+// Expiry parses an expires_at value (RFC 3339 or YYYY-MM-DD, in the future); a bad value
+// is the domain's note.ErrInvalidExpiry with its reason.
 func Expiry(s string, now time.Time) (*time.Time, error) {
 	t, err := note.ParseExpiry(s, now)
 	if err != nil {
-		return nil, Error(err)
+		return nil, err
 	}
 	return &t, nil
+}
+
+// PageURL returns the public URL of a publication, its page, as every response that
+// names a publication gives it.
+func PageURL(notes *note.Core, cuid string) string {
+	return routes.NotePage.URL(notes.PublicURL(), cuid)
 }
 
 // Warning is a warning in a publish or PATCH response (CONTRACT.md "Stale updates and

@@ -80,8 +80,7 @@ func TestPropertiesNestingIsCapped(t *testing.T) {
 				}
 				return
 			}
-			var e *errs.Error
-			if !errors.As(err, &e) || e.Status != http.StatusBadRequest || e.Code != errs.InvalidProperties ||
+			if e := errs.As(err, noteapi.Translate); err == nil || e.Status != http.StatusBadRequest || e.Code != errs.InvalidProperties ||
 				!strings.Contains(e.Message, "32 levels") {
 				t.Fatalf("Properties = %v, %v; want 400 invalid_properties naming the limit", m, err)
 			}

@@ -18,6 +18,7 @@ import (
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/readcache"
+	"github.com/sharenote/sharenote/libs/routes"
 )
 
 // MaxPublicAge bounds how long a public read may be cached (SPEC.md "Limits").
@@ -37,9 +38,10 @@ func NewPublic(cache *readcache.Cache, now func() time.Time) *Public {
 
 // Read is one public read.
 type Read struct {
-	// Route and ID name the read in the cache: a route ID and the cuid (or the image's
-	// path below the route).
-	Route, ID string
+	// Route and ID name the read in the cache: its row of the routes table and the cuid
+	// (or the image's path below the route).
+	Route *routes.Route
+	ID    string
 	// Compress offers gzip and brotli variants (text); images and PNGs are sent as they are.
 	Compress bool
 	// NotFound answers for an unknown, expired or unpublished publication.
@@ -59,12 +61,12 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	if r.Compress {
 		enc = negotiate(c.GetHeader("Accept-Encoding"))
 	}
-	key := r.Route + "\x00" + r.ID + "\x00"
+	key := r.Route.Path + "\x00" + r.ID + "\x00"
 	e, ok := p.cache.Get(key + enc)
 	if !ok {
 		base, err := p.cache.Load(c.Request.Context(), key, r.Load)
 		if err != nil {
-			errs.Abort(c, Error(err))
+			errs.Abort(c, err)
 			return
 		}
 		e = base

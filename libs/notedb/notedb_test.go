@@ -2,7 +2,6 @@ package notedb_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ func newFixture(t *testing.T, b testkit.Backend) fixture {
 		t.Fatal(err)
 	}
 	settings := account.NewSettingsCore(accountdb.New(gdb), 1e9, nil)
-	if _, err := settings.Change(context.Background(), creds.UserCUID, map[string]json.RawMessage{"theme": json.RawMessage(`"dark"`)}, false); err != nil {
+	if _, err := settings.Change(context.Background(), creds.UserCUID, account.SettingsChange{Theme: new("dark")}); err != nil {
 		t.Fatal(err)
 	}
 	return fixture{store: notedb.New(gdb), owner: creds.UserCUID, now: time.Now().UTC().Truncate(time.Millisecond)}

@@ -127,7 +127,7 @@ func TestBatchedAdmitsTheBurstThenAnswers429WithRetryAfter(t *testing.T) {
 	l := ratelimit.AllAPI
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
-	r.Use(errs.Middleware(slog.New(slog.DiscardHandler)))
+	r.Use(errs.Middleware(slog.New(slog.DiscardHandler), nil))
 	r.GET("/", ratelimit.Middleware(lim, l, func(*gin.Context) string { return "ip" }),
 		func(c *gin.Context) { c.Status(http.StatusNoContent) })
 

@@ -429,7 +429,7 @@ func TestRetryAfterSeconds(t *testing.T) {
 func TestMiddlewareAnswers429WithRetryAfter(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
-	r.Use(errs.Middleware(slog.New(slog.DiscardHandler)))
+	r.Use(errs.Middleware(slog.New(slog.DiscardHandler), nil))
 	l := ratelimit.Limit{Name: "t", Rate: 1, Period: 90 * time.Second}
 	r.GET("/", ratelimit.Middleware(ratelimit.NewMemory(testkit.NewClock().Now), l, func(*gin.Context) string { return "ip" }),
 		func(c *gin.Context) { c.Status(http.StatusNoContent) })
@@ -584,7 +584,7 @@ func TestMiddlewareAbandonsTheRequestOfAClientThatHasGone(t *testing.T) {
 	logs := &testkit.SyncBuffer{}
 	lim, _, _ := newFailOpen(ratelimit.NewMemory(testkit.NewClock().Now))
 	r := gin.New()
-	r.Use(errs.Middleware(slog.New(slog.NewJSONHandler(logs, nil))))
+	r.Use(errs.Middleware(slog.New(slog.NewJSONHandler(logs, nil)), nil))
 	r.GET("/", ratelimit.Middleware(lim, perMinute, func(*gin.Context) string { return "ip" }),
 		func(c *gin.Context) { c.Status(http.StatusNoContent) })
 

@@ -1,12 +1,15 @@
-// Package routes is the one table of the public HTTP surface: every route on one line with
-// its method, path, owning service, access class and body limit. The same table mounts
-// handlers in each service and in the all-in-one process, and generates the ingress
-// routing of the Helm chart and of the compose stack, so they cannot drift apart.
+// Package routes is the one list of sharenote's targets and of its public HTTP surface:
+// every route on one line with its method, path, target, access class and body limit.
+// Every process mounts its handlers from this table (a route of a target it does not serve
+// answers 404), and the ingress rules of the Helm chart, of compose and of the e2e are
+// generated from it and checked against it by tests, so they cannot drift apart.
 package routes
 
 import (
 	"fmt"
 	"io"
+	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -29,18 +32,21 @@ func (a Access) String() string {
 	return [...]string{"public", "license", "bearer", "mutation"}[a]
 }
 
-// Services, by their Kubernetes (kebab-case) names.
+// Targets, by their Kubernetes (kebab-case) names: what `sharenote serve --target` serves
+// and what each Deployment runs.
 const (
-	Auth        = "auth"
-	Publish     = "publish"
-	Notes       = "notes"
-	Images      = "images"
-	OGRenderer  = "og-renderer"
-	allServices = "auth publish notes images og-renderer"
+	Auth       = "auth"
+	Publish    = "publish"
+	Notes      = "notes"
+	Images     = "images"
+	OGRenderer = "og-renderer"
+	// All is every target in one process, the all-in-one.
+	All = "all"
 )
 
-// Services lists every service name in deployment order.
-var Services = strings.Fields(allServices)
+// Targets lists every target in deployment order. The chart's Deployments, the compose
+// services, the Tiltfile and the e2e topology are checked against it or read it.
+var Targets = []string{Auth, Publish, Notes, Images, OGRenderer}
 
 // Body limits from SPEC.md "Limits". Routes whose bodies the spec does not size take a
 // small JSON body.
@@ -51,59 +57,72 @@ const (
 )
 
 // Route is one row of the table. Path uses gin's syntax; SPEC's /api/og/:cuid.png is the
-// single-segment parameter :file, whose handler requires the .png suffix.
+// single-segment parameter :file, whose handler requires the .png suffix. Targets attach
+// their handlers to the rows by these variables, so a handler names its route in Go, not
+// by a string.
 type Route struct {
-	ID      string
 	Method  string
 	Path    string
-	Service string
+	Target  string
 	Access  Access
 	MaxBody int64
 }
 
-// Route IDs, used by services to attach their handlers.
-const (
-	AuthPublish     = "auth.publish"
-	PublishCreate   = "publish.create"
-	NoteRead        = "note.read"
-	NoteUpdate      = "note.update"
-	NoteVersions    = "note.versions"
-	NoteVersion     = "note.version"
-	NoteUnshare     = "note.unshare"
-	UserNotes       = "user.notes"
-	SettingsRead    = "settings.read"
-	SettingsReplace = "settings.replace"
-	SettingsUpdate  = "settings.update"
-	ImageRead       = "image.read"
-	OGImage         = "og.image"
-	NotePage        = "note.page"
-	OpenAPIDocument = "openapi.document"
+// The routes of SPEC.md "Endpoints".
+var (
+	AuthPublish     = &Route{"POST", "/api/auth/publish", Auth, License, SmallLimit}
+	PublishCreate   = &Route{"POST", "/api/publish", Publish, Mutation, MultipartLimit}
+	NoteRead        = &Route{"GET", "/api/notes/:cuid", Notes, Public, 0}
+	NoteUpdate      = &Route{"PATCH", "/api/notes/:cuid", Notes, Mutation, JSONLimit}
+	NoteVersions    = &Route{"GET", "/api/notes/:cuid/versions", Notes, Bearer, 0}
+	NoteVersion     = &Route{"GET", "/api/notes/:cuid/versions/:version", Notes, Bearer, 0}
+	NoteUnshare     = &Route{"POST", "/api/unshare", Notes, Mutation, SmallLimit}
+	UserNotes       = &Route{"GET", "/api/user/notes", Notes, Bearer, 0}
+	SettingsRead    = &Route{"GET", "/api/user/settings", Notes, Bearer, 0}
+	SettingsReplace = &Route{"PUT", "/api/user/settings", Notes, Mutation, SmallLimit}
+	SettingsUpdate  = &Route{"PATCH", "/api/user/settings", Notes, Mutation, SmallLimit}
+	ImageRead       = &Route{"GET", "/api/images/:userCuid/:noteCuid/:filename", Images, Public, 0}
+	OGImage         = &Route{"GET", "/api/og/:file", OGRenderer, Public, 0}
+	NotePage        = &Route{"GET", "/s/:cuid", Notes, Public, 0}
+	OpenAPIDocument = &Route{"GET", "/api/openapi.json", Notes, Public, 0}
 )
 
-// Table is the public HTTP surface of SPEC.md "Endpoints".
-var Table = []Route{
-	{AuthPublish, "POST", "/api/auth/publish", Auth, License, SmallLimit},
-	{PublishCreate, "POST", "/api/publish", Publish, Mutation, MultipartLimit},
-	{NoteRead, "GET", "/api/notes/:cuid", Notes, Public, 0},
-	{NoteUpdate, "PATCH", "/api/notes/:cuid", Notes, Mutation, JSONLimit},
-	{NoteVersions, "GET", "/api/notes/:cuid/versions", Notes, Bearer, 0},
-	{NoteVersion, "GET", "/api/notes/:cuid/versions/:version", Notes, Bearer, 0},
-	{NoteUnshare, "POST", "/api/unshare", Notes, Mutation, SmallLimit},
-	{UserNotes, "GET", "/api/user/notes", Notes, Bearer, 0},
-	{SettingsRead, "GET", "/api/user/settings", Notes, Bearer, 0},
-	{SettingsReplace, "PUT", "/api/user/settings", Notes, Mutation, SmallLimit},
-	{SettingsUpdate, "PATCH", "/api/user/settings", Notes, Mutation, SmallLimit},
-	{ImageRead, "GET", "/api/images/:userCuid/:noteCuid/:filename", Images, Public, 0},
-	{OGImage, "GET", "/api/og/:file", OGRenderer, Public, 0},
-	{NotePage, "GET", "/s/:cuid", Notes, Public, 0},
-	{OpenAPIDocument, "GET", "/api/openapi.json", Notes, Public, 0},
+// Table is the public HTTP surface: every route, once.
+var Table = []*Route{
+	AuthPublish, PublishCreate, NoteRead, NoteUpdate, NoteVersions, NoteVersion, NoteUnshare,
+	UserNotes, SettingsRead, SettingsReplace, SettingsUpdate, ImageRead, OGImage, NotePage,
+	OpenAPIDocument,
 }
 
-// ForService returns the rows owned by service.
-func ForService(service string) []Route {
-	var out []Route
+// ParseTargets reads a comma list of target names (SHARE_TARGETS, `serve --target`):
+// "all" is every target. The result is in deployment order, without repeats.
+func ParseTargets(s string) ([]string, error) {
+	var named []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == All:
+			named = append(named, Targets...)
+		case slices.Contains(Targets, name):
+			named = append(named, name)
+		default:
+			return nil, fmt.Errorf("unknown target %q (targets: %s, or %s)", name, strings.Join(Targets, ", "), All)
+		}
+	}
+	var out []string
+	for _, t := range Targets {
+		if slices.Contains(named, t) {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// ForTarget returns the rows served by target.
+func ForTarget(target string) []*Route {
+	var out []*Route
 	for _, r := range Table {
-		if r.Service == service {
+		if r.Target == target {
 			out = append(out, r)
 		}
 	}
@@ -113,7 +132,7 @@ func ForService(service string) []Route {
 // Print writes the table as aligned text, one route a line (`sharenote routes`).
 func Print(w io.Writer) error {
 	for _, r := range Table {
-		if _, err := fmt.Fprintf(w, "%-6s %-44s %-12s %-9s %d\n", r.Method, r.Path, r.Service, r.Access, r.MaxBody); err != nil {
+		if _, err := fmt.Fprintf(w, "%-6s %-44s %-12s %-9s %d\n", r.Method, r.Path, r.Target, r.Access, r.MaxBody); err != nil {
 			return err
 		}
 	}
@@ -137,4 +156,22 @@ func Match(pattern, path string) bool {
 		}
 	}
 	return true
+}
+
+// URL returns the absolute URL of the route under base ({base_url}, without a trailing
+// slash): its path with the :param segments filled, in order, by params, each escaped as
+// a path segment. Every public URL the service hands out is built here, from the row it
+// names, so that a link cannot drift from the route that answers it. A count of params
+// other than the path's parameters is a programming error and panics.
+func (r *Route) URL(base string, params ...string) string {
+	if n := strings.Count(r.Path, "/:"); n != len(params) {
+		panic(fmt.Sprintf("routes: %s %s takes %d parameters, not %d", r.Method, r.Path, n, len(params)))
+	}
+	segments := strings.Split(r.Path, "/")
+	for i, s := range segments {
+		if strings.HasPrefix(s, ":") {
+			segments[i], params = url.PathEscape(params[0]), params[1:]
+		}
+	}
+	return base + strings.Join(segments, "/")
 }

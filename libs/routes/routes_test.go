@@ -43,16 +43,6 @@ func TestMatch(t *testing.T) {
 	}
 }
 
-func TestTableIDsAreUnique(t *testing.T) {
-	seen := map[string]bool{}
-	for _, r := range routes.Table {
-		if r.ID == "" || seen[r.ID] {
-			t.Errorf("route ID %q is empty or repeated", r.ID)
-		}
-		seen[r.ID] = true
-	}
-}
-
 func TestTableMethodAndPathAreUnique(t *testing.T) {
 	seen := map[string]bool{}
 	for _, r := range routes.Table {
@@ -64,15 +54,15 @@ func TestTableMethodAndPathAreUnique(t *testing.T) {
 	}
 }
 
-func TestTableServicesAreKnown(t *testing.T) {
+func TestTableTargetsAreKnown(t *testing.T) {
 	for _, r := range routes.Table {
-		if !slices.Contains(routes.Services, r.Service) {
-			t.Errorf("%s %s belongs to %q, which is not in Services %v", r.Method, r.Path, r.Service, routes.Services)
+		if !slices.Contains(routes.Targets, r.Target) {
+			t.Errorf("%s %s belongs to %q, which is not in Targets %v", r.Method, r.Path, r.Target, routes.Targets)
 		}
 	}
-	for _, s := range routes.Services {
-		if len(routes.ForService(s)) == 0 {
-			t.Errorf("service %q owns no route", s)
+	for _, target := range routes.Targets {
+		if len(routes.ForTarget(target)) == 0 {
+			t.Errorf("target %q serves no route", target)
 		}
 	}
 }
@@ -102,13 +92,12 @@ var specEndpoints = []endpoint{
 	{"GET", "/s/:cuid", routes.Public},
 }
 
-func find(method, path string) (routes.Route, bool) {
-	for _, r := range routes.Table {
-		if r.Method == method && r.Path == path {
-			return r, true
-		}
+func find(method, path string) (*routes.Route, bool) {
+	i := slices.IndexFunc(routes.Table, func(r *routes.Route) bool { return r.Method == method && r.Path == path })
+	if i < 0 {
+		return nil, false
 	}
-	return routes.Route{}, false
+	return routes.Table[i], true
 }
 
 func TestTableHasEverySpecEndpointWithItsAccess(t *testing.T) {
@@ -127,7 +116,7 @@ func TestTableHasEverySpecEndpointWithItsAccess(t *testing.T) {
 func TestTableAccessClasses(t *testing.T) {
 	mutations := []string{"POST /api/publish", "PATCH /api/notes/:cuid", "POST /api/unshare", "PUT /api/user/settings", "PATCH /api/user/settings"}
 	for _, r := range routes.Table {
-		k := r.Method + " " + r.Path
+		k := id(r)
 		switch {
 		case slices.Contains(mutations, k) != (r.Access == routes.Mutation):
 			t.Errorf("%s has access %s; exactly the five mutations of CONTRACT.md count toward the mutation limit", k, r.Access)
@@ -141,8 +130,8 @@ func TestTableAccessClasses(t *testing.T) {
 	// the only extra, and it is a public read.
 	for _, r := range routes.Table {
 		inSpec := slices.ContainsFunc(specEndpoints, func(e endpoint) bool { return e.method == r.Method && e.path == r.Path })
-		if !inSpec && !(r.ID == routes.OpenAPIDocument && r.Method == "GET" && r.Access == routes.Public) {
-			t.Errorf("%s %s (%s) is not a SPEC.md endpoint", r.Method, r.Path, r.ID)
+		if !inSpec && !(r == routes.OpenAPIDocument && r.Method == "GET" && r.Access == routes.Public) {
+			t.Errorf("%s %s is not a SPEC.md endpoint", r.Method, r.Path)
 		}
 	}
 }
@@ -189,24 +178,24 @@ func TestGinServesTheWholeTable(t *testing.T) {
 					t.Fatalf("gin cannot register %s %s: %v", r.Method, r.Path, p)
 				}
 			}()
-			engine.Handle(r.Method, r.Path, func(c *gin.Context) { c.String(http.StatusOK, r.ID) })
+			engine.Handle(r.Method, r.Path, func(c *gin.Context) { c.String(http.StatusOK, id(r)) })
 		}()
 	}
 	for _, r := range routes.Table {
 		path := concrete(r.Path)
 		w := httptest.NewRecorder()
 		engine.ServeHTTP(w, httptest.NewRequest(r.Method, path, nil))
-		if w.Code != http.StatusOK || w.Body.String() != r.ID {
-			t.Errorf("%s %s reached %q (%d), want %s", r.Method, path, w.Body, w.Code, r.ID)
+		if w.Code != http.StatusOK || w.Body.String() != id(r) {
+			t.Errorf("%s %s reached %q (%d), want %s", r.Method, path, w.Body, w.Code, id(r))
 		}
 		var matched []string
 		for _, other := range routes.Table {
 			if other.Method == r.Method && routes.Match(other.Path, path) {
-				matched = append(matched, other.ID)
+				matched = append(matched, id(other))
 			}
 		}
-		if !slices.Equal(matched, []string{r.ID}) {
-			t.Errorf("Match finds %v for %s %s, want only %s", matched, r.Method, path, r.ID)
+		if !slices.Equal(matched, []string{id(r)}) {
+			t.Errorf("Match finds %v for %s %s, want only %s", matched, r.Method, path, id(r))
 		}
 	}
 }
@@ -221,8 +210,76 @@ func TestPrintListsEveryRoute(t *testing.T) {
 		t.Fatalf("Print wrote %d lines for %d routes", len(lines), len(routes.Table))
 	}
 	for i, r := range routes.Table {
-		if f := strings.Fields(lines[i]); len(f) != 5 || f[0] != r.Method || f[1] != r.Path || f[2] != r.Service || f[3] != r.Access.String() {
-			t.Errorf("line %d = %q, want %s %s %s %s …", i, lines[i], r.Method, r.Path, r.Service, r.Access)
+		if f := strings.Fields(lines[i]); len(f) != 5 || f[0] != r.Method || f[1] != r.Path || f[2] != r.Target || f[3] != r.Access.String() {
+			t.Errorf("line %d = %q, want %s %s %s %s …", i, lines[i], r.Method, r.Path, r.Target, r.Access)
 		}
+	}
+}
+
+// id names a route in messages: its method and path.
+func id(r *routes.Route) string { return r.Method + " " + r.Path }
+
+func TestParseTargets(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []string
+	}{
+		{"all", routes.Targets},
+		{"notes", []string{routes.Notes}},
+		{" og-renderer , auth,notes,auth", []string{routes.Auth, routes.Notes, routes.OGRenderer}},
+		{"notes,all", routes.Targets},
+	} {
+		got, err := routes.ParseTargets(tc.in)
+		if err != nil || !slices.Equal(got, tc.want) {
+			t.Errorf("ParseTargets(%q) = %v, %v; want %v", tc.in, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"", "note", "notes,", "ALL", "notes images"} {
+		if got, err := routes.ParseTargets(bad); err == nil {
+			t.Errorf("ParseTargets(%q) = %v, want an error", bad, got)
+		}
+	}
+}
+
+func TestURLFillsTheParametersInOrder(t *testing.T) {
+	const base = "https://share.example"
+	cases := []struct {
+		name   string
+		route  *routes.Route
+		params []string
+		want   string
+	}{
+		{"a note's page", routes.NotePage, []string{"abc"}, base + "/s/abc"},
+		{"an image names user, note and file in that order", routes.ImageRead, []string{"u1", "n1", "a.png"},
+			base + "/api/images/u1/n1/a.png"},
+		{"a filename is escaped as one path segment", routes.ImageRead, []string{"u1", "n1", "my photo#1?/x.png"},
+			base + "/api/images/u1/n1/my%20photo%231%3F%2Fx.png"},
+		{"a dotted parameter stays whole", routes.OGImage, []string{"abc.png"}, base + "/api/og/abc.png"},
+		{"a route without parameters is its path", routes.UserNotes, nil, base + "/api/user/notes"},
+		{"a parameter between literals", routes.NoteVersion, []string{"abc", "3"}, base + "/api/notes/abc/versions/3"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.route.URL(base, tc.params...)
+			if got != tc.want {
+				t.Fatalf("URL = %q, want %q", got, tc.want)
+			}
+			if !routes.Match(tc.route.Path, strings.TrimPrefix(got, base)) {
+				t.Errorf("the URL %q does not match its own route %s", got, tc.route.Path)
+			}
+		})
+	}
+}
+
+func TestURLWithTheWrongNumberOfParametersPanics(t *testing.T) {
+	for _, params := range [][]string{nil, {"u1", "n1"}, {"u1", "n1", "a.png", "extra"}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("ImageRead.URL with %d parameters did not panic", len(params))
+				}
+			}()
+			routes.ImageRead.URL("", params...)
+		}()
 	}
 }

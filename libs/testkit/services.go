@@ -207,6 +207,10 @@ func findBinary(name, globDir string) string {
 	return matches[len(matches)-1]
 }
 
+// FreeAddr returns a loopback address with a port nothing listens on right now, for a
+// process a test starts.
+func FreeAddr() string { return "127.0.0.1:" + strconv.Itoa(freePort()) }
+
 func freePort() int {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

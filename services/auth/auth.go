@@ -4,25 +4,16 @@
 package auth
 
 import (
-	"github.com/gin-gonic/gin"
-
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/services/auth/internal/authapi"
 )
 
-// New is the auth module.
-func New(d app.Deps) (app.Service, error) {
-	api := authapi.New(d.Accounts)
-	return app.Service{Name: routes.Auth, Handlers: map[string]gin.HandlerFunc{
-		routes.AuthPublish: api.Publish,
-	}}, nil
-}
+// Module is the auth target.
+var Module = app.Module{Name: routes.Auth, New: newService}
 
-// Program is the auth binary: it serves by default and offers `licenses`.
-var Program = app.Program{
-	Name:     "auth",
-	Modules:  []app.Module{New},
-	Commands: []app.Command{LicensesCommand},
-	Default:  "serve",
+// newService builds the auth target.
+func newService(d app.Deps) (app.Service, error) {
+	api := authapi.New(d.Accounts)
+	return app.Service{Handlers: api.Handlers()}, nil
 }

@@ -21,7 +21,7 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-var modules = []app.Module{auth.New}
+var modules = []app.Module{auth.Module}
 
 func login(t *testing.T, s *testkit.Server, key, instance string, header map[string]string) *testkit.Response {
 	t.Helper()
@@ -189,7 +189,7 @@ func TestLicensesCommand(t *testing.T) {
 		env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
 		run := func(args ...string) (int, string, string) {
 			var out, errOut bytes.Buffer
-			code := auth.Program.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
+			code := (app.Program{Name: "sharenote", Commands: []app.Command{auth.LicensesCommand}}).Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
 			return code, out.String(), errOut.String()
 		}
 		code, out, stderr := run("licenses", "create", "--name", "A", "--email", "a@example.com")

@@ -3,24 +3,20 @@
 package images
 
 import (
-	"github.com/gin-gonic/gin"
-
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/services/images/internal/imagesapi"
 )
 
-// New is the images module.
-func New(d app.Deps) (app.Service, error) {
+// Module is the images target.
+var Module = app.Module{Name: routes.Images, New: newService}
+
+// newService builds the images target.
+func newService(d app.Deps) (app.Service, error) {
 	api := imagesapi.New(d.Notes, d.Reads)
-	s := app.Service{Name: routes.Images, Handlers: map[string]gin.HandlerFunc{
-		routes.ImageRead: api.Read,
-	}}
+	s := app.Service{Handlers: api.Handlers()}
 	if d.Config.ReapInterval > 0 {
 		s.Jobs = append(s.Jobs, reapJob(d))
 	}
 	return s, nil
 }
-
-// Program is the images binary; it serves by default and offers `reap`.
-var Program = app.Program{Name: "images", Modules: []app.Module{New}, Commands: []app.Command{ReapCommand}, Default: "serve"}

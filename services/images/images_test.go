@@ -3,7 +3,6 @@ package images_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/note"
@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // Only the images service is mounted; notes with images are published through the domain,
 // as the publish service does. Importing the sibling service would make this module require
 // it, which neither `go mod tidy` nor the service's own build context can resolve.
-var modules = []app.Module{images.New}
+var modules = []app.Module{images.Module}
 
 // fixture is a server with an injected clock.
 type fixture struct {
@@ -205,7 +205,7 @@ func TestIndexableOwnerDropsNoindex(t *testing.T) {
 		acc := f.NewAccount(t, "owner")
 		_, paths := f.publish(t, acc, nil, note.Image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
 		if _, err := f.App.Deps().Settings.Change(context.Background(), acc.UserCUID,
-			map[string]json.RawMessage{"indexable": json.RawMessage("true")}, false); err != nil {
+			account.SettingsChange{Indexable: new(true)}); err != nil {
 			t.Fatal(err)
 		}
 		if v := f.get(t, paths[0], nil).Expect(t, http.StatusOK, "").Header.Get("X-Robots-Tag"); v != "" {

@@ -11,7 +11,6 @@ import (
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
-	"github.com/sharenote/sharenote/services/images"
 )
 
 // edited publishes a note with images and updates its text twice, leaving two versions.
@@ -49,7 +48,7 @@ func TestReapCommandPurgesNotesUnpublishedLongerThanTheRetention(t *testing.T) {
 		run := func(env map[string]string) (int, map[string]int64, string) {
 			var out, errOut bytes.Buffer
 			env["SHARE_DATABASE_URL"] = b.DatabaseURL
-			code := images.ReaperProgram.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, nil)
+			code := reaper.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, []string{"reap"})
 			var summary map[string]int64
 			if code == 0 {
 				if err := json.Unmarshal(out.Bytes(), &summary); err != nil {

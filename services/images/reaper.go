@@ -19,7 +19,7 @@ import (
 	"github.com/sharenote/sharenote/libs/notedb"
 )
 
-// ReapCommand is the reaper CronJob's one-shot run (`reaper`, `sharenote reap`): it
+// ReapCommand is the reaper CronJob's one-shot run (`sharenote reap`): it
 // deletes the bytes of images of unpublished notes, then the text and version snapshots
 // of notes unpublished longer than SHARE_UNPUBLISHED_RETENTION, then expired sessions. It
 // prints {"images","bytes","batches","notes","versions","sessions"}.
@@ -30,9 +30,6 @@ var ReapCommand = app.Command{
 	Flags:   func(fs *flag.FlagSet) { new(reapFlags).define(fs) },
 	Run:     runReap,
 }
-
-// ReaperProgram is the reaper binary: one reap, then exit.
-var ReaperProgram = app.Program{Name: "reaper", Commands: []app.Command{ReapCommand}, Default: "reap"}
 
 // reapFlags are the reap command's flags.
 type reapFlags struct {

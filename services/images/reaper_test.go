@@ -156,7 +156,7 @@ func TestReapCommand(t *testing.T) {
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
 		env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
-		code := images.ReaperProgram.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
+		code := reaper.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, append([]string{"reap"}, args...))
 		return code, out.String(), errOut.String()
 	}
 	// A session that expired long ago: the reaper deletes it too.
@@ -173,7 +173,7 @@ func TestReapCommand(t *testing.T) {
 	if !strings.Contains(logs, `"msg":"reaped"`) || !strings.Contains(logs, `"images":2`) {
 		t.Errorf("the reaper did not log its counts: %s", logs)
 	}
-	if code, out, _ := run("reap", "--batch", "5"); code != 0 || !strings.Contains(out, `"images":0`) {
+	if code, out, _ := run("--batch", "5"); code != 0 || !strings.Contains(out, `"images":0`) {
 		t.Errorf("a second run: exit %d, %q", code, out)
 	}
 	for _, args := range [][]string{{"--batch", "0"}, {"--max-batches", "-1"}, {"--nope"}} {
@@ -201,3 +201,6 @@ func TestServingProcessReapsOnItsOwn(t *testing.T) {
 	}
 }
 func ptr[T any](v T) *T { return &v }
+
+// reaper is a program with the reap command alone, as `sharenote reap` runs it.
+var reaper = app.Program{Name: "sharenote", Commands: []app.Command{images.ReapCommand}}

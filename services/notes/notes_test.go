@@ -20,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-var modules = []app.Module{notes.New}
+var modules = []app.Module{notes.Module}
 
 // fixture is a server with one account and helpers to publish through the domain (the
 // publish route belongs to another service) and to call the notes routes.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"os"
 	"regexp"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
@@ -125,10 +125,8 @@ func TestPageFollowsSettings(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
 		id := f.publish(f.acc, note.Draft{Content: "x", Properties: map[string]any{"secret": "hidden value"}, ShowProperties: false})
-		change := func(fields string) {
-			var m map[string]json.RawMessage
-			_ = json.Unmarshal([]byte(fields), &m)
-			if _, err := f.App.Deps().Settings.Change(context.Background(), f.acc.UserCUID, m, false); err != nil {
+		change := func(ch account.SettingsChange) {
+			if _, err := f.App.Deps().Settings.Change(context.Background(), f.acc.UserCUID, ch); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -142,7 +140,7 @@ func TestPageFollowsSettings(t *testing.T) {
 		if !strings.Contains(html, "<title>Untitled note</title>") || !strings.Contains(html, `class="author"`) {
 			t.Error("untitled note or author missing")
 		}
-		change(`{"show_author": false, "indexable": true, "theme": "dark", "accent_color": "#ff6600", "font": "serif"}`)
+		change(account.SettingsChange{ShowAuthor: new(false), Indexable: new(true), Theme: new("dark"), AccentColor: new("#ff6600"), Font: new("serif")})
 		resp, html = pageOf(t, f, id)
 		if strings.Contains(html, `class="author"`) {
 			t.Error("author shown although show_author is false")

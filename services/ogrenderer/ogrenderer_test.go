@@ -3,7 +3,6 @@ package ogrenderer_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"image"
 	"image/color"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
@@ -40,9 +40,9 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, b testkit.Backend) *fixture {
-	s := testkit.StartServer(t, b, []app.Module{ogrenderer.New}, testkit.WithClock(testkit.NewClock()))
+	s := testkit.StartServer(t, b, []app.Module{ogrenderer.Module}, testkit.WithClock(testkit.NewClock()))
 	f := &fixture{Server: s, t: t, acc: s.NewAccount(t, "ada")}
-	f.settings(map[string]any{"name": "Ada Lovelace"})
+	f.settings(account.SettingsChange{Name: new("Ada Lovelace")})
 	return f
 }
 
@@ -57,17 +57,9 @@ func (f *fixture) publish(d note.Draft) string {
 	return p.CUID
 }
 
-func (f *fixture) settings(fields map[string]any) {
+func (f *fixture) settings(change account.SettingsChange) {
 	f.t.Helper()
-	raw := map[string]json.RawMessage{}
-	for k, v := range fields {
-		b, err := json.Marshal(v)
-		if err != nil {
-			f.t.Fatal(err)
-		}
-		raw[k] = b
-	}
-	if _, err := f.App.Deps().Settings.Change(context.Background(), f.acc.UserCUID, raw, false); err != nil {
+	if _, err := f.App.Deps().Settings.Change(context.Background(), f.acc.UserCUID, change); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -165,14 +157,14 @@ func TestPreviewIsA1200x630PNGOfTheNote(t *testing.T) {
 		}
 
 		t.Run("the owner's accent colour is drawn", func(t *testing.T) {
-			f.settings(map[string]any{"accent_color": "#E4572E"})
+			f.settings(account.SettingsChange{AccentColor: new("#E4572E")})
 			img := f.card(id)
 			if got, want := img.NRGBAAt(accentBar.X, accentBar.Y), (color.NRGBA{0xe4, 0x57, 0x2e, 0xff}); got != want {
 				t.Errorf("accent bar = %v, want %v", got, want)
 			}
 		})
 		t.Run("an indexable owner's preview has no X-Robots-Tag", func(t *testing.T) {
-			f.settings(map[string]any{"indexable": true})
+			f.settings(account.SettingsChange{Indexable: new(true)})
 			if tag := f.get("/api/og/"+id+".png", nil).Expect(t, http.StatusOK, "").Header.Get("X-Robots-Tag"); tag != "" {
 				t.Errorf("X-Robots-Tag = %q", tag)
 			}
@@ -195,7 +187,7 @@ func TestThemeSetsTheBackground(t *testing.T) {
 			theme string
 			dark  bool
 		}{{"system", false}, {"dark", true}, {"light", false}} {
-			f.settings(map[string]any{"theme": c.theme})
+			f.settings(account.SettingsChange{Theme: new(c.theme)})
 			img := f.card(id)
 			bg := lum(img.NRGBAAt(corner.X, corner.Y))
 			if c.dark != (bg < 60) || !c.dark && bg < 200 {
@@ -220,7 +212,7 @@ func TestAuthorIsDrawnOnlyWhenShown(t *testing.T) {
 		f := newFixture(t, b)
 		id := f.publish(note.Draft{Content: "x", Title: ptr("Byline")})
 		shown := f.card(id)
-		f.settings(map[string]any{"show_author": false})
+		f.settings(account.SettingsChange{ShowAuthor: new(false)})
 		hidden := f.card(id)
 		if n := len(colours(hidden, authorRegion)); n != 1 {
 			t.Errorf("show_author false: the author region has %d colours, want the band alone", n)
@@ -228,7 +220,7 @@ func TestAuthorIsDrawnOnlyWhenShown(t *testing.T) {
 		if n := len(colours(shown, authorRegion)); n < 5 {
 			t.Errorf("show_author true: the author region has %d colours, want the name drawn", n)
 		}
-		f.settings(map[string]any{"show_author": true, "name": "Grace Hopper"})
+		f.settings(account.SettingsChange{ShowAuthor: new(true), Name: new("Grace Hopper")})
 		renamed := f.card(id)
 		if colourDiff(renamed, shown, authorRegion) == 0 {
 			t.Error("a new name drew the same author")
@@ -264,7 +256,7 @@ func TestExtremeTextStillDrawsACard(t *testing.T) {
 	}
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
-		f.settings(map[string]any{"name": strings.Repeat("Wolfeschlegelsteinhausenbergerdorff ", 3)[:100]})
+		f.settings(account.SettingsChange{Name: new(strings.Repeat("Wolfeschlegelsteinhausenbergerdorff ", 3)[:100])})
 		for name, s := range texts {
 			t.Run(name, func(t *testing.T) {
 				f.t = t
@@ -324,13 +316,13 @@ func TestCardIsDrawnOncePerChange(t *testing.T) {
 		}
 		f.get(path, map[string]string{"If-None-Match": etag}).Expect(t, http.StatusOK, "")
 
-		f.settings(map[string]any{"theme": "dark"})
+		f.settings(account.SettingsChange{Theme: new("dark")})
 		f.get(path, nil).Expect(t, http.StatusOK, "")
 		if n := f.metric(renders); n != 3 {
 			t.Errorf("after a theme change %s = %v, want 3", renders, n)
 		}
 		// indexable changes a header, not the picture.
-		f.settings(map[string]any{"indexable": true})
+		f.settings(account.SettingsChange{Indexable: new(true)})
 		f.get(path, nil).Expect(t, http.StatusOK, "")
 		if n := f.metric(renders); n != 3 {
 			t.Errorf("after an indexable change %s = %v, want still 3", renders, n)

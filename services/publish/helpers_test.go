@@ -26,7 +26,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // Only the publish service is mounted: importing a sibling service would make this module
 // require it, which neither `go mod tidy` nor a service's own build context can resolve.
 // Images are read back through the domain here and over HTTP in the images service's tests.
-var modules = []app.Module{publish.New}
+var modules = []app.Module{publish.Module}
 
 var cuidPattern = regexp.MustCompile(`^[a-z][a-z0-9]{23}$`)
 

@@ -55,20 +55,20 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end -}}
 
+{{/*
+The image's tag: image.tag, else the chart's appVersion.
+*/}}
 {{- define "sharenote.tag" -}}
 {{- default .Chart.AppVersion .Values.image.tag -}}
 {{- end -}}
 
 {{/*
-An image reference, <registry>/sharenote-<name>:<tag>. Call with (dict "root" $ "name" NAME),
-NAME being a service, "sharenote" (all-in-one and migration) or "reaper".
+The one image every pod runs, <repository>:<tag> (services/Dockerfile, whose entrypoint is
+the sharenote binary): the Deployments pick their target with `serve --target`, the
+migration Job runs `migrate` and the reaper CronJob `reap`.
 */}}
 {{- define "sharenote.image" -}}
-{{- $repo := printf "sharenote-%s" .name -}}
-{{- with .root.Values.image.registry -}}
-{{- $repo = printf "%s/%s" (trimSuffix "/" .) $repo -}}
-{{- end -}}
-{{- printf "%s:%s" $repo (include "sharenote.tag" .root) -}}
+{{- printf "%s:%s" .Values.image.repository (include "sharenote.tag" .) -}}
 {{- end -}}
 
 {{/*
@@ -85,46 +85,26 @@ SHARE_PUBLIC_URL: publicURL, or derived from the Ingress host.
 {{- end -}}
 
 {{/*
-The serving workloads as a YAML map, name → settings: the five services in split mode or
-the one all-in-one process, each merged over serviceDefaults. Every per-workload template
-(Deployment, Service, HPA, PDB) ranges over this one map, so no template is written per
-service. Each entry also carries "binary" (the image's sharenote-<binary> name) and "args".
+The serving workloads as a YAML map, name → settings: one per target in split mode (the
+keys of services, which the schema limits to libs/routes.Targets) or the one all-in-one
+process, each merged over serviceDefaults. Every per-workload template (Deployment,
+Service, HPA, PDB) ranges over this one map, so no template is written per target. Each
+entry also carries "args": the one image's `serve --target <target>`, or `--target all`.
 */}}
 {{- define "sharenote.workloads" -}}
 {{- $out := dict -}}
 {{- if eq .Values.mode "allInOne" -}}
 {{- $w := mergeOverwrite (deepCopy .Values.serviceDefaults) (deepCopy (default dict .Values.allInOne)) -}}
-{{- $_ := set $w "binary" "sharenote" -}}
-{{- $_ = set $w "args" (list "serve") -}}
+{{- $_ := set $w "args" (list "serve" "--target" "all") -}}
 {{- $_ = set $out "all-in-one" $w -}}
 {{- else -}}
 {{- range $name, $svc := .Values.services -}}
 {{- $w := mergeOverwrite (deepCopy $.Values.serviceDefaults) (deepCopy (default dict $svc)) -}}
-{{- $_ := set $w "binary" $name -}}
-{{- $_ = set $w "args" list -}}
+{{- $_ := set $w "args" (list "serve" "--target" $name) -}}
 {{- $_ = set $out $name $w -}}
 {{- end -}}
 {{- end -}}
 {{- toYaml $out -}}
-{{- end -}}
-
-{{/*
-The Ingress paths of SPEC's endpoint table (libs/routes.Table): Exact for fixed paths, Prefix
-for parameterised ones (Kubernetes Prefix matches whole path elements, and the longest
-match wins, Exact before Prefix). charts/tests proves every route of the table reaches its
-service through these rules and that no rule is unused.
-*/}}
-{{- define "sharenote.routes" -}}
-- {path: /api/auth/publish, pathType: Exact, service: auth}
-- {path: /api/publish, pathType: Exact, service: publish}
-- {path: /api/notes, pathType: Prefix, service: notes}
-- {path: /api/unshare, pathType: Exact, service: notes}
-- {path: /api/user/notes, pathType: Exact, service: notes}
-- {path: /api/user/settings, pathType: Exact, service: notes}
-- {path: /api/images, pathType: Prefix, service: images}
-- {path: /api/og, pathType: Prefix, service: og-renderer}
-- {path: /s, pathType: Prefix, service: notes}
-- {path: /api/openapi.json, pathType: Exact, service: notes}
 {{- end -}}
 
 {{/*
@@ -161,7 +141,7 @@ SHARE_DATABASE_URL and SHARE_REDIS_URL from their Secrets.
 {{- end -}}
 
 {{/*
-The pod security context of every pod: the images' numeric non-root user.
+The pod security context of every pod: the image's numeric non-root user.
 */}}
 {{- define "sharenote.podSecurityContext" -}}
 runAsNonRoot: true

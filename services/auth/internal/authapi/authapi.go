@@ -7,9 +7,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/sharenote/sharenote/libs/account"
-	"github.com/sharenote/sharenote/libs/authn"
+	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
+	"github.com/sharenote/sharenote/libs/routes"
 )
 
 // API serves the auth routes.
@@ -37,6 +38,14 @@ type tokenResponse struct {
 }
 
 // Publish exchanges {license_key, instance_id} for a session token.
+// Handlers attaches the handlers of the target to its routes; a route added to the
+// target gets its line here.
+func (a *API) Handlers() app.Handlers {
+	return app.Handlers{
+		routes.AuthPublish: a.Publish,
+	}
+}
+
 func (a *API) Publish(c *gin.Context) {
 	var req publishRequest
 	if err := httpx.DecodeJSON(c, &req); err != nil {
@@ -45,7 +54,7 @@ func (a *API) Publish(c *gin.Context) {
 	}
 	tok, err := a.accounts.Authenticate(c.Request.Context(), req.LicenseKey, req.InstanceID)
 	if err != nil {
-		errs.Abort(c, authn.Error(err))
+		errs.Abort(c, err)
 		return
 	}
 	var resp tokenResponse

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
@@ -28,6 +29,14 @@ func New(notes *note.Core, reads *readcache.Cache) *API {
 // Read returns an image of an active publication with its stored media type, from the
 // read cache or with one query. Its validator is the image's SHA-256, which no edit of
 // the note changes.
+// Handlers attaches the handlers of the target to its routes; a route added to the
+// target gets its line here.
+func (a *API) Handlers() app.Handlers {
+	return app.Handlers{
+		routes.ImageRead: a.Read,
+	}
+}
+
 func (a *API) Read(c *gin.Context) {
 	user, noteID, name := c.Param("userCuid"), c.Param("noteCuid"), c.Param("filename")
 	if !cuid.Valid(user) || !cuid.Valid(noteID) || !note.ValidFilename(name) {

@@ -10,12 +10,14 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
+	"github.com/sharenote/sharenote/libs/openapi"
 	"github.com/sharenote/sharenote/libs/readcache"
 	"github.com/sharenote/sharenote/libs/routes"
 )
@@ -95,6 +97,24 @@ type versionBody struct {
 }
 
 // ReadNote answers GET /api/notes/:cuid from the read cache.
+// Handlers attaches the handlers of the notes target to its routes; a route added to
+// the target gets its line here.
+func (a *API) Handlers() app.Handlers {
+	return app.Handlers{
+		routes.NoteRead:        a.ReadNote,
+		routes.NoteUpdate:      a.UpdateNote,
+		routes.NoteVersions:    a.ListVersions,
+		routes.NoteVersion:     a.ReadVersion,
+		routes.NoteUnshare:     a.Unshare,
+		routes.UserNotes:       a.ListNotes,
+		routes.NotePage:        a.Page,
+		routes.OpenAPIDocument: func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openapi.JSON()) },
+		routes.SettingsRead:    a.GetSettings,
+		routes.SettingsReplace: a.ReplaceSettings,
+		routes.SettingsUpdate:  a.UpdateSettings,
+	}
+}
+
 func (a *API) ReadNote(c *gin.Context) {
 	id := c.Param("cuid")
 	if !cuid.Valid(id) {
@@ -103,7 +123,7 @@ func (a *API) ReadNote(c *gin.Context) {
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.NoteRead, ID: id, Compress: true, NotFound: noteapi.NotFoundJSON,
 		Load: noteapi.LoadView(a.notes, id, func(v note.View) string {
-			return noteapi.Tag(routes.NoteRead, v.ETag, noteapi.SettingsTag(v))
+			return noteapi.Tag(routes.NoteRead.Path, v.ETag, noteapi.SettingsTag(v))
 		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
 			body, err := json.Marshal(a.publicNote(v))
 			if err != nil {
@@ -116,7 +136,7 @@ func (a *API) ReadNote(c *gin.Context) {
 // publicNote is the public JSON of v.
 func (a *API) publicNote(v note.View) publicNote {
 	s := v.Owner
-	body := publicNote{CUID: v.CUID, URL: a.notes.URL(v.CUID), Title: v.Title, Summary: v.Summary, Content: v.Content,
+	body := publicNote{CUID: v.CUID, URL: noteapi.PageURL(a.notes, v.CUID), Title: v.Title, Summary: v.Summary, Content: v.Content,
 		Appearance:  appearance{Theme: s.Theme, AccentColor: s.AccentColor, Font: s.Font},
 		PublishedAt: httpx.FormatTime(v.CreatedAt), UpdatedAt: httpx.FormatTime(v.UpdatedAt),
 		ExpiresAt: httpx.FormatTimePtr(v.ExpiresAt), ShowProperties: v.ShowProperties, Properties: map[string]any{}}
@@ -130,7 +150,7 @@ func (a *API) publicNote(v note.View) publicNote {
 }
 
 func (a *API) owner(p note.Publication) ownerNote {
-	return ownerNote{CUID: p.CUID, URL: a.notes.URL(p.CUID), Title: p.Title, Summary: p.Summary, Content: p.Content,
+	return ownerNote{CUID: p.CUID, URL: noteapi.PageURL(a.notes, p.CUID), Title: p.Title, Summary: p.Summary, Content: p.Content,
 		Properties: p.Properties, ShowProperties: p.ShowProperties, ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt),
 		Status: p.Status(a.notes.Now()), CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt),
 		ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)}
@@ -156,7 +176,7 @@ func (a *API) UpdateNote(c *gin.Context) {
 	patch.IfMatch = ifMatch(c.GetHeader("If-Match"))
 	p, err := a.notes.Update(c.Request.Context(), authn.Principal(c).AccountCUID, id, patch)
 	if err != nil {
-		errs.Abort(c, noteapi.Error(err))
+		errs.Abort(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")
@@ -244,7 +264,7 @@ func (a *API) ListVersions(c *gin.Context) {
 	}
 	vs, err := a.notes.Versions(c.Request.Context(), authn.Principal(c).AccountCUID, id)
 	if err != nil {
-		errs.Abort(c, noteapi.Error(err))
+		errs.Abort(c, err)
 		return
 	}
 	items := make([]versionItem, len(vs))
@@ -270,7 +290,7 @@ func (a *API) ReadVersion(c *gin.Context) {
 	}
 	v, err := a.notes.Version(c.Request.Context(), authn.Principal(c).AccountCUID, id, n)
 	if err != nil {
-		errs.Abort(c, noteapi.Error(err))
+		errs.Abort(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")
@@ -296,7 +316,7 @@ func (a *API) Unshare(c *gin.Context) {
 		return
 	}
 	if err := a.notes.Unpublish(c.Request.Context(), authn.Principal(c).AccountCUID, *req.CUID); err != nil {
-		errs.Abort(c, noteapi.Error(err))
+		errs.Abort(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")
@@ -321,13 +341,13 @@ func (a *API) ListNotes(c *gin.Context) {
 	}
 	rows, next, err := a.notes.List(c.Request.Context(), authn.Principal(c).AccountCUID, query["cursor"], limit)
 	if err != nil {
-		errs.Abort(c, noteapi.Error(err))
+		errs.Abort(c, err)
 		return
 	}
 	resp := listResponse{Notes: make([]listItem, len(rows))}
 	now := a.notes.Now()
 	for i, p := range rows {
-		resp.Notes[i] = listItem{CUID: p.CUID, URL: a.notes.URL(p.CUID), Title: p.Title, Summary: p.Summary, Status: p.Status(now),
+		resp.Notes[i] = listItem{CUID: p.CUID, URL: noteapi.PageURL(a.notes, p.CUID), Title: p.Title, Summary: p.Summary, Status: p.Status(now),
 			CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt), ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt),
 			ETag: p.ETag}
 	}

@@ -26,7 +26,7 @@ func (a *API) Page(c *gin.Context) {
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.NotePage, ID: id, Compress: true, NotFound: notFoundPage,
 		Load: noteapi.LoadView(a.notes, id, func(v note.View) string {
-			return noteapi.Tag(routes.NotePage, v.ETag, noteapi.SettingsTag(v), strconv.Itoa(v.RenderVersion), page.Version)
+			return noteapi.Tag(routes.NotePage.Path, v.ETag, noteapi.SettingsTag(v), strconv.Itoa(v.RenderVersion), page.Version)
 		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
 			pg, err := page.Render(a.pageData(v))
 			if err != nil {
@@ -43,8 +43,8 @@ func (a *API) Page(c *gin.Context) {
 func (a *API) pageData(v note.View) page.Data {
 	s := v.Owner
 	d := page.Data{Title: deref(v.Title), Summary: deref(v.Summary), Published: v.CreatedAt, Updated: v.UpdatedAt,
-		Body: template.HTML(v.HTML), Theme: s.Theme, Accent: s.AccentColor, Font: s.Font, URL: a.notes.URL(v.CUID),
-		ImageURL: a.notes.PublicURL() + "/api/og/" + v.CUID + ".png", Noindex: !s.Indexable}
+		Body: template.HTML(v.HTML), Theme: s.Theme, Accent: s.AccentColor, Font: s.Font, URL: noteapi.PageURL(a.notes, v.CUID),
+		ImageURL: routes.OGImage.URL(a.notes.PublicURL(), v.CUID+".png"), Noindex: !s.Indexable}
 	if s.ShowAuthor {
 		d.Author = s.Name
 	}

@@ -3,8 +3,9 @@ package notesapi
 
 import (
 	"encoding/json"
-	"errors"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,7 +40,7 @@ func New(notes *note.Core, settings *account.SettingsCore, reads *readcache.Cach
 // GetSettings answers GET /api/user/settings.
 func (a *API) GetSettings(c *gin.Context) {
 	p, err := a.settings.Get(c.Request.Context(), authn.Principal(c).AccountCUID)
-	a.answerSettings(c, p, err)
+	answerSettings(c, p, err)
 }
 
 // ReplaceSettings answers PUT /api/user/settings: fields not given reset to defaults.
@@ -58,21 +59,84 @@ func (a *API) changeSettings(c *gin.Context, replace bool) {
 		errs.Abort(c, errs.New(http.StatusBadRequest, errs.InvalidBody, "The body must be a JSON object with at least one settings field."))
 		return
 	}
-	p, err := a.settings.Change(c.Request.Context(), authn.Principal(c).AccountCUID, fields, replace)
-	a.answerSettings(c, p, err)
+	change, err := DecodeSettingsChange(fields, replace)
+	if err != nil {
+		errs.Abort(c, err)
+		return
+	}
+	p, err := a.settings.Change(c.Request.Context(), authn.Principal(c).AccountCUID, change)
+	answerSettings(c, p, err)
 }
 
-func (a *API) answerSettings(c *gin.Context, p account.Profile, err error) {
-	var fe *account.FieldError
-	switch {
-	case errors.As(err, &fe):
-		errs.Abort(c, errs.New(http.StatusBadRequest, errs.InvalidField, "Settings field "+fe.Error()+"."))
-	case errors.Is(err, account.ErrNotFound):
-		errs.Abort(c, errs.NotFoundError())
-	case err != nil:
+// answerSettings answers a settings route with the profile, or with the error.
+func answerSettings(c *gin.Context, p account.Profile, err error) {
+	if err != nil {
 		errs.Abort(c, err)
-	default:
-		c.Header("Cache-Control", "no-store")
-		c.JSON(http.StatusOK, p)
+		return
 	}
+	c.Header("Cache-Control", "no-store")
+	c.JSON(http.StatusOK, profileBody{Settings: settingsBody(p.Settings), Storage: storageBody(p.Storage)})
+}
+
+// profileBody is the answer of every settings route (CONTRACT.md "Settings"): snake_case.
+type profileBody struct {
+	Settings settingsBody `json:"settings"`
+	Storage  storageBody  `json:"storage"`
+}
+
+// settingsBody is account.Settings on the wire; the conversion from it fails to compile
+// should the two ever differ in their fields.
+type settingsBody struct {
+	Name        string `json:"name"`
+	ShowAuthor  bool   `json:"show_author"`
+	Theme       string `json:"theme"`
+	AccentColor string `json:"accent_color"`
+	Font        string `json:"font"`
+	Indexable   bool   `json:"indexable"`
+}
+
+// storageBody is account.Storage on the wire.
+type storageBody struct {
+	ImageBytesUsed  int64 `json:"image_bytes_used"`
+	ImageLimitBytes int64 `json:"image_limit_bytes"`
+}
+
+// DecodeSettingsChange turns the JSON object of a PUT (replace) or PATCH of the settings
+// into the domain's change. The fields are read in key order, so that the first bad one is
+// the one reported whatever order the client sent; a field that is not a settings field,
+// a null and a value of the wrong JSON type are each an *account.FieldError (400
+// invalid_field, as a bad value the domain refuses is).
+func DecodeSettingsChange(fields map[string]json.RawMessage, replace bool) (account.SettingsChange, error) {
+	ch := account.SettingsChange{Replace: replace}
+	dst := map[string]any{"name": &ch.Name, "show_author": &ch.ShowAuthor, "theme": &ch.Theme,
+		"accent_color": &ch.AccentColor, "font": &ch.Font, "indexable": &ch.Indexable}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		var err error
+		switch p := dst[name].(type) {
+		case **string:
+			*p, err = settingsField[string](name, fields[name])
+		case **bool:
+			*p, err = settingsField[bool](name, fields[name])
+		default:
+			err = &account.FieldError{Field: name, Reason: "is not a settings field"}
+		}
+		if err != nil {
+			return account.SettingsChange{}, err
+		}
+	}
+	return ch, nil
+}
+
+// settingsField decodes the value of the settings field name: a string or a boolean, never
+// null (a PUT that leaves the field out resets it; null does not).
+func settingsField[T string | bool](name string, raw json.RawMessage) (*T, error) {
+	var v T
+	if string(raw) == "null" || json.Unmarshal(raw, &v) != nil {
+		kind := "a string"
+		if _, ok := any(v).(bool); ok {
+			kind = "a boolean"
+		}
+		return nil, &account.FieldError{Field: name, Reason: "must be " + kind}
+	}
+	return &v, nil
 }

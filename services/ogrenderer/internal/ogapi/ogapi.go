@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
@@ -50,6 +51,14 @@ func New(notes *note.Core, reads *readcache.Cache, reg prometheus.Registerer) (*
 }
 
 // Image answers the preview of an active publication. :file must be "<cuid>.png".
+// Handlers attaches the handlers of the target to its routes; a route added to the
+// target gets its line here.
+func (a *API) Handlers() app.Handlers {
+	return app.Handlers{
+		routes.OGImage: a.Image,
+	}
+}
+
 func (a *API) Image(c *gin.Context) {
 	id, ok := strings.CutSuffix(c.Param("file"), ".png")
 	if !ok || !cuid.Valid(id) {

@@ -2,6 +2,7 @@ package ogcard_test
 
 import (
 	"bytes"
+	"flag"
 	"image"
 	"image/color"
 	"image/png"
@@ -100,31 +101,46 @@ func TestNothingIsDrawnInTheMargins(t *testing.T) {
 	typical.Dark = false
 }
 
-// TestSamples writes the typical card in both themes for a person to look at:
-// SHARE_OG_SAMPLES=1 writes them to the repository's artifacts/ folder, any other value
-// names the folder.
-func TestSamples(t *testing.T) {
-	dir := os.Getenv("SHARE_OG_SAMPLES")
-	if dir == "" {
-		t.Skip("SHARE_OG_SAMPLES is not set")
-	}
-	if dir == "1" {
-		dir = filepath.Join("..", "..", "..", "..", "artifacts")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
+var update = flag.Bool("update", false, "rewrite the golden cards in testdata/")
+
+// TestTypicalCardMatchesItsGolden draws the typical card in both themes and compares it,
+// pixel by pixel, with the committed golden PNGs, which are also there for a person to
+// look at: a change of layout, font, colour or wrapping fails here until the goldens are
+// looked at and rewritten with -update.
+func TestTypicalCardMatchesItsGolden(t *testing.T) {
 	r := newRenderer(t)
-	for name, dark := range map[string]bool{"og-light.png": false, "og-dark.png": true} {
-		c := typical
-		c.Dark = dark
-		b, err := r.PNG(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+	for name, dark := range map[string]bool{"typical-light.png": false, "typical-dark.png": true} {
+		t.Run(name, func(t *testing.T) {
+			c := typical
+			c.Dark = dark
+			b, err := r.PNG(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join("testdata", name)
+			if *update {
+				if err := os.WriteFile(golden, b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run with -update to write it)", err)
+			}
+			got, exp := decode(t, b), decode(t, want)
+			differ := 0
+			for y := range ogcard.Height {
+				for x := range ogcard.Width {
+					if color.NRGBAModel.Convert(got.At(x, y)) != color.NRGBAModel.Convert(exp.At(x, y)) {
+						differ++
+					}
+				}
+			}
+			if differ > 0 {
+				t.Errorf("%d of %d pixels differ from %s; look at the new card and rewrite it with -update if it is right",
+					differ, ogcard.Width*ogcard.Height, golden)
+			}
+		})
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
@@ -46,6 +47,14 @@ type publishResponse struct {
 
 // Publish creates a publication. The route's body limit is the multipart limit; the
 // Markdown and JSON formats narrow it to theirs before reading.
+// Handlers attaches the handlers of the target to its routes; a route added to the
+// target gets its line here.
+func (a *API) Handlers() app.Handlers {
+	return app.Handlers{
+		routes.PublishCreate: a.Publish,
+	}
+}
+
 func (a *API) Publish(c *gin.Context) {
 	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	var d note.Draft
@@ -68,32 +77,17 @@ func (a *API) Publish(c *gin.Context) {
 		err = unsupported()
 	}
 	if err != nil {
-		errs.Abort(c, publishError(err))
+		errs.Abort(c, err)
 		return
 	}
 	p, err := a.notes.Publish(c.Request.Context(), authn.Principal(c).AccountCUID, d)
 	if err != nil {
-		errs.Abort(c, publishError(err))
+		errs.Abort(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")
 	noteapi.SetETag(c, p)
-	c.JSON(http.StatusOK, publishResponse{CUID: p.CUID, URL: a.notes.URL(p.CUID), ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)})
-}
-
-// publishError translates the errors of a publish: the image limits here, the rest as
-// every note edge does.
-func publishError(err error) error {
-	var many *note.TooManyImagesError
-	if errors.As(err, &many) {
-		if many.PerAccount {
-			return errs.Newf(http.StatusRequestEntityTooLarge, errs.TooManyImages,
-				"An account keeps at most %d images of published notes; unpublish notes to publish more images.", many.Limit)
-		}
-		return errs.Newf(http.StatusRequestEntityTooLarge, errs.TooManyImages,
-			"A publish carries at most %d images.", many.Limit)
-	}
-	return noteapi.Error(err)
+	c.JSON(http.StatusOK, publishResponse{CUID: p.CUID, URL: noteapi.PageURL(a.notes, p.CUID), ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)})
 }
 
 func unsupported() error {

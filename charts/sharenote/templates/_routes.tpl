@@ -1,0 +1,21 @@
+{{/*
+Generated from libs/routes by charts/tests (go test -run Routes -update): do not edit by hand.
+
+The Ingress paths of SPEC's endpoint table (libs/routes.Table), in its order, each to the
+target that serves it: Exact for a fixed path, Prefix for a parameterised one, up to its
+first parameter (Kubernetes Prefix matches whole path elements, and the longest match
+wins, Exact before Prefix). charts/tests proves every route of the table reaches its
+target through these rules and that no rule is unused.
+*/}}
+{{- define "sharenote.routes" -}}
+- {path: /api/auth/publish, pathType: Exact, target: auth}
+- {path: /api/publish, pathType: Exact, target: publish}
+- {path: /api/notes, pathType: Prefix, target: notes}
+- {path: /api/unshare, pathType: Exact, target: notes}
+- {path: /api/user/notes, pathType: Exact, target: notes}
+- {path: /api/user/settings, pathType: Exact, target: notes}
+- {path: /api/images, pathType: Prefix, target: images}
+- {path: /api/og, pathType: Prefix, target: og-renderer}
+- {path: /s, pathType: Prefix, target: notes}
+- {path: /api/openapi.json, pathType: Exact, target: notes}
+{{- end -}}

@@ -1,0 +1,239 @@
+package tests
+
+import (
+	"flag"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/libs/testkit/ingress"
+)
+
+var update = flag.Bool("update", false, "rewrite the nginx configuration inlined in docker-compose.yaml")
+
+type composeFile struct {
+	Services map[string]composeService
+	Networks map[string]struct {
+		IPAM struct {
+			Config []struct{ Subnet string }
+		}
+	}
+}
+
+type composeService struct {
+	Image string
+	Build struct {
+		Context    string
+		Dockerfile string
+		Args       map[string]string
+	}
+	Command     []string
+	Environment map[string]string
+	DependsOn   yaml.Node `yaml:"depends_on"`
+	Profiles    []string
+	ReadOnly    bool `yaml:"read_only"`
+	User        string
+	CapDrop     []string `yaml:"cap_drop"`
+	Ports       []string
+	Networks    map[string]struct {
+		IPv4Address string `yaml:"ipv4_address"`
+	}
+}
+
+// dependsOn returns the services s waits for, from either form of depends_on, with the
+// condition of each ("service_started" for the list form).
+func (s composeService) dependsOn(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	switch s.DependsOn.Kind {
+	case 0:
+	case yaml.SequenceNode:
+		var names []string
+		if err := s.DependsOn.Decode(&names); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			out[n] = "service_started"
+		}
+	default:
+		var m map[string]struct{ Condition string }
+		if err := s.DependsOn.Decode(&m); err != nil {
+			t.Fatal(err)
+		}
+		for n, c := range m {
+			out[n] = c.Condition
+		}
+	}
+	return out
+}
+
+func loadCompose(t *testing.T) (composeFile, []byte) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot(t), "docker-compose.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c composeFile
+	if err := yaml.Unmarshal(raw, &c); err != nil {
+		t.Fatalf("docker-compose.yaml: %v", err)
+	}
+	return c, raw
+}
+
+// composeNginx is the ingress configuration the compose stack must run: the services are
+// reached by their compose names on the images' port.
+func composeNginx() string {
+	return ingress.Server("8080", func(target string) string { return target + ":8080" })
+}
+
+func TestComposeIngressIsTheRoutesTable(t *testing.T) {
+	if *update {
+		rewriteComposeNginx(t)
+	}
+	c, _ := loadCompose(t)
+	nginx, ok := c.Services["nginx"]
+	if !ok {
+		t.Fatal("docker-compose.yaml has no nginx service")
+	}
+	// Compose reads `$$` as a literal `$`, which nginx's variables need.
+	got := strings.ReplaceAll(nginx.Environment["NGINX_CONF"], "$$", "$")
+	if want := composeNginx(); got != want {
+		t.Fatalf("the nginx configuration in docker-compose.yaml is not the routes table's; "+
+			"run `go test -run Compose -update` in charts/tests.\n--- got\n%s\n--- want\n%s", got, want)
+	}
+	if !slices.Contains(nginx.Ports, "8080:8080") {
+		t.Errorf("nginx ports = %v, want 8080:8080 (the API on http://localhost:8080)", nginx.Ports)
+	}
+	deps := nginx.dependsOn(t)
+	for _, s := range routes.Targets {
+		if _, ok := deps[s]; !ok {
+			t.Errorf("nginx does not depend on %s (it resolves the upstreams at start)", s)
+		}
+	}
+}
+
+func TestComposeRunsEveryTargetFromTheOneImage(t *testing.T) {
+	c, _ := loadCompose(t)
+	nginxIP := c.Services["nginx"].Networks["default"].IPv4Address
+	if nginxIP == "" {
+		t.Fatal("nginx has no fixed address for SHARE_TRUSTED_PROXIES")
+	}
+	commands := map[string][]string{"migrate": {"migrate"}, "reaper": {"reap"}}
+	for _, target := range routes.Targets {
+		commands[target] = []string{"serve", "--target", target}
+	}
+	for name, want := range commands {
+		t.Run(name, func(t *testing.T) {
+			s, ok := c.Services[name]
+			if !ok {
+				t.Fatalf("docker-compose.yaml has no %s service", name)
+			}
+			if s.Image != "sharenote:latest" || s.Build.Context != "." || s.Build.Dockerfile != "services/Dockerfile" || len(s.Build.Args) != 0 {
+				t.Errorf("image %q built from %s with %s %v, want sharenote:latest from context . and services/Dockerfile",
+					s.Image, s.Build.Context, s.Build.Dockerfile, s.Build.Args)
+			}
+			if !slices.Equal(s.Command, want) {
+				t.Errorf("command %q, want %q", s.Command, want)
+			}
+			if !s.ReadOnly || s.User != "65532:65532" || !slices.Contains(s.CapDrop, "ALL") {
+				t.Errorf("read_only=%v user=%q cap_drop=%v, want a read-only root, 65532:65532 and no capabilities", s.ReadOnly, s.User, s.CapDrop)
+			}
+			env := s.Environment
+			if !strings.HasPrefix(env["SHARE_DATABASE_URL"], "postgres://") || !strings.HasPrefix(env["SHARE_REDIS_URL"], "redis://") {
+				t.Errorf("environment does not point at the compose Postgres and Redis: %v", env)
+			}
+			if env["SHARE_TRUSTED_PROXIES"] != nginxIP {
+				t.Errorf("SHARE_TRUSTED_PROXIES = %q, want nginx's address %s", env["SHARE_TRUSTED_PROXIES"], nginxIP)
+			}
+		})
+	}
+	for name, s := range c.Services {
+		if strings.HasPrefix(s.Image, "sharenote") && commands[name] == nil {
+			t.Errorf("service %s runs the sharenote image but is not a target of routes.Targets, migrate or reaper", name)
+		}
+	}
+	if c.Services["migrate"].dependsOn(t)["postgres"] != "service_healthy" {
+		t.Error("migrate does not wait for a healthy postgres")
+	}
+	for _, s := range append([]string{"reaper"}, routes.Targets...) {
+		if c.Services[s].dependsOn(t)["migrate"] != "service_completed_successfully" {
+			t.Errorf("%s does not wait for the migration to complete", s)
+		}
+	}
+	if iv := c.Services["images"].Environment["SHARE_REAP_INTERVAL"]; iv == "" || iv == "0" {
+		t.Errorf("images SHARE_REAP_INTERVAL = %q: nothing reaps on a schedule", iv)
+	}
+	if !slices.Contains(c.Services["reaper"].Profiles, "tools") {
+		t.Error("the one-shot reaper would run (and exit) on every `compose up`: give it a profile")
+	}
+	subnets := c.Networks["default"].IPAM.Config
+	if len(subnets) != 1 {
+		t.Fatalf("the default network has subnets %v, want one that holds nginx's address", subnets)
+	}
+	prefix, err := netip.ParsePrefix(subnets[0].Subnet)
+	if addr, err2 := netip.ParseAddr(nginxIP); err != nil || err2 != nil || !prefix.Contains(addr) {
+		t.Errorf("nginx's address %s is not in the default network's subnet %s", nginxIP, subnets[0].Subnet)
+	}
+}
+
+// TestComposeFileIsValid asks Debian's docker-compose (v1, `apt-get install docker-compose`)
+// or Docker's compose plugin, whichever is installed, to validate the file.
+func TestComposeFileIsValid(t *testing.T) {
+	var cmd *exec.Cmd
+	if p, err := exec.LookPath("docker-compose"); err == nil {
+		cmd = exec.Command(p, "-f", "docker-compose.yaml", "config", "-q")
+	} else if p, err := exec.LookPath("docker"); err == nil && exec.Command(p, "compose", "version").Run() == nil {
+		cmd = exec.Command(p, "compose", "-f", "docker-compose.yaml", "config", "-q")
+	} else {
+		t.Skip("docker-compose not installed: apt-get install docker-compose")
+	}
+	cmd.Dir = repoRoot(t)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, out)
+	}
+}
+
+// rewriteComposeNginx replaces the NGINX_CONF block of docker-compose.yaml with the
+// generator's output (-update).
+func rewriteComposeNginx(t *testing.T) {
+	t.Helper()
+	file := filepath.Join(repoRoot(t), "docker-compose.yaml")
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(raw), "\n")
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.TrimSpace(l) == "NGINX_CONF: |" })
+	if start < 0 {
+		t.Fatal("docker-compose.yaml has no `NGINX_CONF: |` block")
+	}
+	indent := len(lines[start]) - len(strings.TrimLeft(lines[start], " "))
+	end := start + 1
+	for end < len(lines) && (strings.TrimSpace(lines[end]) == "" || len(lines[end])-len(strings.TrimLeft(lines[end], " ")) > indent) {
+		end++
+	}
+	// Keep the blank lines that separate the block from the next key.
+	for end > start+1 && strings.TrimSpace(lines[end-1]) == "" {
+		end--
+	}
+	var block []string
+	for _, l := range strings.SplitAfter(strings.TrimSuffix(composeNginx(), "\n"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			block = append(block, "\n")
+			continue
+		}
+		block = append(block, strings.Repeat(" ", indent+2)+strings.ReplaceAll(l, "$", "$$"))
+	}
+	block[len(block)-1] += "\n"
+	out := slices.Concat(lines[:start+1], block, lines[end:])
+	if err := os.WriteFile(file, []byte(strings.Join(out, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

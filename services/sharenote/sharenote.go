@@ -1,0 +1,21 @@
+// Package sharenote is the sharenote program: every target's module and the operator
+// commands, for the one binary. `sharenote serve --target notes` serves one target (a
+// Deployment), `--target all` (the default) every target in one process.
+package sharenote
+
+import (
+	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/services/auth"
+	"github.com/sharenote/sharenote/services/images"
+	"github.com/sharenote/sharenote/services/notes"
+	"github.com/sharenote/sharenote/services/ogrenderer"
+	"github.com/sharenote/sharenote/services/publish"
+)
+
+// Program is the `sharenote` binary. Modules holds one module per name of
+// routes.Targets; a test keeps the two in step.
+var Program = app.Program{
+	Name:     "sharenote",
+	Modules:  []app.Module{auth.Module, publish.Module, notes.Module, images.Module, ogrenderer.Module},
+	Commands: []app.Command{auth.LicensesCommand, images.ReapCommand},
+}
