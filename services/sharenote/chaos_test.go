@@ -238,7 +238,7 @@ func TestChaos(t *testing.T) {
 
 	// Twenty accounts, so that the writers stay under each account's mutation limit.
 	for i := range 20 {
-		cmd := exec.Command(bin+"/sharenote", "licenses", "create", "--name", fmt.Sprintf("chaos %d", i), "--email", fmt.Sprintf("chaos%d@example.com", i))
+		cmd := exec.Command(bin, "licenses", "create", "--name", fmt.Sprintf("chaos %d", i), "--email", fmt.Sprintf("chaos%d@example.com", i))
 		cmd.Env = env
 		out, err := cmd.Output()
 		if err != nil {
