@@ -2,8 +2,9 @@ package account
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
-	"regexp"
+	"image/color"
 	"slices"
 	"strings"
 	"unicode"
@@ -98,9 +99,8 @@ type SettingsStorer interface {
 }
 
 var (
-	themes     = []string{"system", "light", "dark"}
-	fonts      = []string{"sans", "serif", "mono"}
-	colourExpr = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
+	themes = []string{"system", "light", "dark"}
+	fonts  = []string{"sans", "serif", "mono"}
 )
 
 // Validate checks every field against CONTRACT.md and normalises the colour to lowercase.
@@ -113,7 +113,7 @@ func (s *Settings) Validate() error {
 		return &FieldError{Field: "theme", Reason: "must be one of system, light, dark"}
 	case !slices.Contains(fonts, s.Font):
 		return &FieldError{Field: "font", Reason: "must be one of sans, serif, mono"}
-	case !colourExpr.MatchString(s.AccentColor):
+	case !validColour(s.AccentColor):
 		return &FieldError{Field: "accent_color", Reason: "must be a colour #rrggbb"}
 	}
 	s.AccentColor = strings.ToLower(s.AccentColor)
@@ -159,4 +159,32 @@ func (c *SettingsCore) Change(ctx context.Context, accountCUID string, ch Settin
 	}
 	p.Storage.ImageLimitBytes = c.quota
 	return p, nil
+}
+
+// validColour reports whether s is a colour #rrggbb (either case).
+func validColour(s string) bool {
+	_, ok := parseColour(s)
+	return ok
+}
+
+// parseColour reads a colour #rrggbb (either case).
+func parseColour(s string) (color.NRGBA, bool) {
+	if len(s) != 7 || s[0] != '#' {
+		return color.NRGBA{}, false
+	}
+	b, err := hex.DecodeString(s[1:])
+	if err != nil {
+		return color.NRGBA{}, false
+	}
+	return color.NRGBA{R: b[0], G: b[1], B: b[2], A: 0xff}, true
+}
+
+// Accent is the accent colour to draw with: the stored one, which Validate has checked,
+// or the default's for a row written around it.
+func (s Settings) Accent() color.NRGBA {
+	if c, ok := parseColour(s.AccentColor); ok {
+		return c
+	}
+	c, _ := parseColour(DefaultSettings("").AccentColor)
+	return c
 }

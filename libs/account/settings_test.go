@@ -2,6 +2,7 @@ package account_test
 
 import (
 	"errors"
+	"image/color"
 	"strings"
 	"testing"
 
@@ -87,6 +88,22 @@ func TestSettingsChangeRejects(t *testing.T) {
 					t.Fatalf("Apply = FieldError{%q, %q}, want field %q with a reason", fe.Field, fe.Reason, tc.field)
 				}
 			})
+		}
+	}
+}
+
+func TestAccentIsTheStoredColourOrTheDefault(t *testing.T) {
+	for _, tc := range []struct {
+		stored string
+		want   color.NRGBA
+	}{
+		{"#112233", color.NRGBA{R: 0x11, G: 0x22, B: 0x33, A: 0xff}},
+		{"#A0b0C0", color.NRGBA{R: 0xa0, G: 0xb0, B: 0xc0, A: 0xff}},
+		{"red", color.NRGBA{R: 0x5b, G: 0x6e, B: 0xe1, A: 0xff}}, // A row written around Validate.
+		{"#12345g", color.NRGBA{R: 0x5b, G: 0x6e, B: 0xe1, A: 0xff}},
+	} {
+		if got := (account.Settings{AccentColor: tc.stored}).Accent(); got != tc.want {
+			t.Errorf("Accent of %q = %v, want %v", tc.stored, got, tc.want)
 		}
 	}
 }

@@ -45,7 +45,6 @@ import (
 type Deps struct {
 	Config   config.Config
 	Log      *slog.Logger
-	DB       *gorm.DB
 	Accounts *account.Core
 	Settings *account.SettingsCore
 	Notes    *note.Core
@@ -97,6 +96,7 @@ type Options struct {
 // App is a built process, ready to serve.
 type App struct {
 	deps     Deps
+	db       *gorm.DB
 	jobs     []Job
 	engine   *gin.Engine
 	admin    http.Handler
@@ -158,16 +158,21 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	a.feed = changefeed.New(a.rdb, cfg.RedisKeyPrefix, log, reg)
 	reads := readcache.New(cfg.CacheBytes, a.feed.Fresh, reg)
 	a.feed.OnChange(reads.Drop)
+	a.db = gdb
 	accounts := accountdb.New(gdb)
-	a.deps = Deps{Config: cfg, Log: log, DB: gdb,
+	notes := notedb.New(gdb)
+	a.deps = Deps{Config: cfg, Log: log,
 		Accounts: account.NewCore(accounts, now, a.feed),
 		Settings: account.NewSettingsCore(accounts, cfg.ImageQuotaBytes, a.feed),
-		Notes: note.NewCore(notedb.New(gdb), note.Config{Now: now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes,
+		Notes: note.NewCore(notes, note.Config{Now: now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes,
 			Renderer: Renderer{}, Notifier: a.feed}),
 		Reads:    reads,
 		Registry: reg, Tracer: tp, Now: now}
 	sessions := authn.NewCache(a.deps.Accounts, a.feed.Fresh, now)
 	a.feed.OnChange(sessions.Drop)
+	if cfg.ReapInterval > 0 {
+		a.jobs = append(a.jobs, reapJob(a.deps, notes, accounts))
+	}
 	services := make(map[string]Service, len(opts.Modules))
 	for _, m := range opts.Modules {
 		s, err := m.New(a.deps)
@@ -209,6 +214,10 @@ func OpenDB(ctx context.Context, url string, tp trace.TracerProvider) (*gorm.DB,
 	return gdb, nil
 }
 
+// DB is the process's database, for tests and diagnostics; modules reach it only through
+// the domain's cores.
+func (a *App) DB() *gorm.DB { return a.db }
+
 // Deps returns the dependencies the modules were built from.
 func (a *App) Deps() Deps { return a.deps }
 
@@ -238,7 +247,7 @@ func (a *App) Readiness(ctx context.Context) httpx.Readiness {
 // dependency's state.
 func (a *App) checkDependencies(ctx context.Context) map[string]string {
 	checks := map[string]func(context.Context) error{
-		"database": func(ctx context.Context) error { return db.Ping(ctx, a.deps.DB) },
+		"database": func(ctx context.Context) error { return db.Ping(ctx, a.db) },
 	}
 	if a.rdb != nil {
 		checks["redis"] = func(ctx context.Context) error { return redisx.Ping(ctx, a.rdb) }

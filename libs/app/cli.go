@@ -54,7 +54,7 @@ type Command struct {
 var ErrUsage = errors.New("usage")
 
 // Program is the binary: its modules (one per target, what `serve` may mount) and its
-// commands beyond serve, migrate, routes and version.
+// commands beyond serve, migrate, reap, routes and version.
 type Program struct {
 	Name     string
 	Modules  []Module
@@ -185,6 +185,7 @@ func (p Program) commands() map[string]Command {
 			return err
 		}},
 	}
+	cmds[reapCommand.Name] = reapCommand
 	for _, c := range p.Commands {
 		cmds[c.Name] = c
 	}

@@ -1,4 +1,4 @@
-package images
+package app
 
 import (
 	"context"
@@ -13,17 +13,16 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/accountdb"
-	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/logging"
 	"github.com/sharenote/sharenote/libs/notedb"
 )
 
-// ReapCommand is the reaper CronJob's one-shot run (`sharenote reap`): it
+// reapCommand is the reaper CronJob's one-shot run (`sharenote reap`): it
 // deletes the bytes of images of unpublished notes, then the text and version snapshots
 // of notes unpublished longer than SHARE_UNPUBLISHED_RETENTION, then expired sessions. It
 // prints {"images","bytes","batches","notes","versions","sessions"}.
-var ReapCommand = app.Command{
+var reapCommand = Command{
 	Name:    "reap",
 	Summary: "delete unpublished notes' images, then their text and versions after the retention, and expired sessions",
 	Usage:   "[flags]",
@@ -41,7 +40,7 @@ func (f *reapFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&f.maxBatches, "max-batches", 0, "stop the images, and the notes, after this many batches each (0: until none is left)")
 }
 
-func runReap(ctx context.Context, env app.Env, args []string) error {
+func runReap(ctx context.Context, env Env, args []string) error {
 	fs := flag.NewFlagSet("reap", flag.ContinueOnError)
 	fs.SetOutput(env.Stderr)
 	var f reapFlags
@@ -50,21 +49,21 @@ func runReap(ctx context.Context, env app.Env, args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
 		}
-		return fmt.Errorf("%w: %v", app.ErrUsage, err)
+		return fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	if f.batch < 1 || f.maxBatches < 0 {
-		return fmt.Errorf("%w: --batch must be ≥ 1 and --max-batches ≥ 0", app.ErrUsage)
+		return fmt.Errorf("%w: --batch must be ≥ 1 and --max-batches ≥ 0", ErrUsage)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", app.ErrUsage, fs.Arg(0))
+		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		return err
 	}
 	log := logging.New(env.Stderr, cfg.LogLevel, "reaper")
-	return app.WithDB(ctx, env, func(gdb *gorm.DB) error {
-		r, err := reap(ctx, gdb, time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
+	return WithDB(ctx, env, func(gdb *gorm.DB) error {
+		r, err := reap(ctx, notedb.New(gdb), accountdb.New(gdb), time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
 		r.log(ctx, log, err)
 		if err != nil {
 			return err
@@ -83,17 +82,16 @@ type reaped struct {
 
 // reap deletes released images, then the notes unpublished more than retention before
 // now (after their images, which must go first), then the sessions expired at now.
-func reap(ctx context.Context, gdb *gorm.DB, now time.Time, retention time.Duration, batch, maxBatches int) (reaped, error) {
+func reap(ctx context.Context, notes *notedb.Store, accounts *accountdb.Store, now time.Time, retention time.Duration, batch, maxBatches int) (reaped, error) {
 	var r reaped
-	store := notedb.New(gdb)
 	var err error
-	if r.images, err = store.Reap(ctx, batch, maxBatches); err != nil {
+	if r.images, err = notes.Reap(ctx, batch, maxBatches); err != nil {
 		return r, err
 	}
-	if r.notes, err = store.PurgeUnpublished(ctx, now.Add(-retention), batch, maxBatches); err != nil {
+	if r.notes, err = notes.PurgeUnpublished(ctx, now.Add(-retention), batch, maxBatches); err != nil {
 		return r, err
 	}
-	r.sessions, err = accountdb.New(gdb).PurgeSessions(ctx, now, batch)
+	r.sessions, err = accounts.PurgeSessions(ctx, now, batch)
 	return r, err
 }
 
@@ -112,9 +110,10 @@ func (r reaped) log(ctx context.Context, log *slog.Logger, err error) {
 	log.InfoContext(ctx, "reaped", attrs...)
 }
 
-// reapJob is the in-process reaper of a serving process (the embedded default's stand-in
-// for the CronJob), exporting what it deletes.
-func reapJob(d app.Deps) app.Job {
+// reapJob is the in-process reaper of a serving process that SHARE_REAP_INTERVAL asks for
+// (the embedded default's stand-in for the CronJob), whatever targets it serves, exporting
+// what it deletes.
+func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job {
 	images := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "sharenote_reaper_images_deleted_total", Help: "Images of unpublished notes deleted by the reaper."})
 	bytes := prometheus.NewCounter(prometheus.CounterOpts{
@@ -124,8 +123,8 @@ func reapJob(d app.Deps) app.Job {
 	versions := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "sharenote_reaper_versions_purged_total", Help: "Version snapshots of those notes deleted by the reaper."})
 	d.Registry.MustRegister(images, bytes, notes, versions)
-	return app.Job{Name: "reap", Every: d.Config.ReapInterval, Run: func(ctx context.Context) error {
-		r, err := reap(ctx, d.DB, d.Now(), d.Config.UnpublishedRetention, 100, 0)
+	return Job{Name: "reap", Every: d.Config.ReapInterval, Run: func(ctx context.Context) error {
+		r, err := reap(ctx, noteStore, accountStore, d.Now(), d.Config.UnpublishedRetention, 100, 0)
 		images.Add(float64(r.images.Images))
 		bytes.Add(float64(r.images.Bytes))
 		notes.Add(float64(r.notes.Notes))

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/sharenote/sharenote/libs/yamljson"
 )
 
 // maxFilenameBytes is the longest image filename accepted: the common file-system limit, and
@@ -64,7 +66,7 @@ func ValidFilename(name string) bool {
 func CheckImage(filename, declaredType string, data []byte) (mediaType string, err error) {
 	if !ValidFilename(filename) {
 		return "", fmt.Errorf("%w: %s: a filename must be 1 to %d bytes of UTF-8 without /, \\, .., or control or invisible format characters",
-			ErrInvalidImage, quoteForReason(filename), maxFilenameBytes)
+			ErrInvalidImage, yamljson.Quote(filename), maxFilenameBytes)
 	}
 
 	dot := strings.LastIndexByte(filename, '.')
@@ -93,7 +95,7 @@ func CheckImage(filename, declaredType string, data []byte) (mediaType string, e
 	// clients that refusing it would only punish the author.
 	if declared != mediaType && (mediaType != mediaJPEG || declared != "image/jpg") {
 		return "", fmt.Errorf("%w: %s: the declared media type %s does not match the extension, expected %s",
-			ErrInvalidImage, filename, quoteForReason(declared), mediaType)
+			ErrInvalidImage, filename, yamljson.Quote(declared), mediaType)
 	}
 
 	if !hasSignature(mediaType, data) {

@@ -15,6 +15,8 @@ import (
 	"sync"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/sharenote/sharenote/libs/yamljson"
 )
 
 //go:embed openapi.yaml
@@ -34,93 +36,33 @@ var jsonDocument = sync.OnceValue(func() []byte {
 // YAML returns the document as written, in YAML.
 func YAML() []byte { return bytes.Clone(document) }
 
-// JSON returns the document converted to JSON, with the keys in the order of the YAML
-// source. The conversion runs once; each call returns a fresh copy that the caller may
-// keep or change.
+// JSON returns the document converted to JSON (object keys sorted). The conversion runs
+// once; each call returns a fresh copy that the caller may keep or change.
 func JSON() []byte { return bytes.Clone(jsonDocument()) }
 
-// toJSON converts a YAML document to compact JSON, keeping the order of mapping keys.
-// Mapping keys must be scalars; merge keys and non-JSON values (such as .inf) are errors.
+// maxDepth bounds the nesting of the document, which is ours: far above what it uses.
+const maxDepth = 64
+
+// toJSON converts a YAML document to compact JSON with the conversion every YAML of the
+// service goes through (yamljson), without escaping <, > and & (the document is served as
+// application/json, never embedded in HTML).
 func toJSON(src []byte) ([]byte, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
 		return nil, fmt.Errorf("parse yaml: %w", err)
 	}
-	var buf bytes.Buffer
-	if err := writeJSON(&buf, &root); err != nil {
+	if len(root.Content) != 1 {
+		return nil, fmt.Errorf("want one document, got %d", len(root.Content))
+	}
+	v, err := yamljson.Value(root.Content[0], maxDepth)
+	if err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
-}
-
-func writeJSON(buf *bytes.Buffer, n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.DocumentNode:
-		if len(n.Content) != 1 {
-			return fmt.Errorf("line %d: want one document, got %d nodes", n.Line, len(n.Content))
-		}
-		return writeJSON(buf, n.Content[0])
-	case yaml.AliasNode:
-		return writeJSON(buf, n.Alias)
-	case yaml.MappingNode:
-		buf.WriteByte('{')
-		seen := make(map[string]bool, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			if k.Kind != yaml.ScalarNode || k.Tag == "!!merge" {
-				return fmt.Errorf("line %d: mapping keys must be plain scalars", k.Line)
-			}
-			if seen[k.Value] {
-				return fmt.Errorf("line %d: duplicate key %q", k.Line, k.Value)
-			}
-			seen[k.Value] = true
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeValue(buf, k.Value); err != nil {
-				return err
-			}
-			buf.WriteByte(':')
-			if err := writeJSON(buf, v); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte('}')
-		return nil
-	case yaml.SequenceNode:
-		buf.WriteByte('[')
-		for i, c := range n.Content {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeJSON(buf, c); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte(']')
-		return nil
-	case yaml.ScalarNode:
-		var v any
-		if err := n.Decode(&v); err != nil {
-			return fmt.Errorf("line %d: %w", n.Line, err)
-		}
-		if err := writeValue(buf, v); err != nil {
-			return fmt.Errorf("line %d: %w", n.Line, err)
-		}
-		return nil
-	default:
-		return fmt.Errorf("line %d: unsupported yaml node kind %v", n.Line, n.Kind)
-	}
-}
-
-// writeValue writes one JSON scalar without escaping <, > and & (the document is served
-// as application/json, never embedded in HTML).
-func writeValue(buf *bytes.Buffer, v any) error {
-	enc := json.NewEncoder(buf)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
-		return err
+		return nil, err
 	}
-	buf.Truncate(buf.Len() - 1) // Encode ends every value with a newline.
-	return nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }

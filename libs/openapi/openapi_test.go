@@ -69,8 +69,8 @@ func TestJSONHasTheContentOfTheYAML(t *testing.T) {
 	if !reflect.DeepEqual(fromJSON, fromYAML) {
 		t.Error("JSON() and the YAML source differ in content")
 	}
-	if !bytes.HasPrefix(j, []byte(`{"openapi":"3.0.3","info":{"title":`)) {
-		t.Errorf("JSON() does not keep the key order of the YAML: %.60s", j)
+	if !json.Valid(j) || bytes.HasSuffix(j, []byte("\n")) || !bytes.Contains(j, []byte(`"openapi":"3.0.3"`)) {
+		t.Errorf("JSON() is not the compact document: %.60s", j)
 	}
 	// Each call returns its own copy.
 	j[0] = 'x'

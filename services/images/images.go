@@ -1,5 +1,4 @@
-// Package images is the images service: the public bytes of uploaded images, and the
-// reaper that deletes the bytes of images of unpublished notes.
+// Package images is the images target: the public bytes of uploaded images.
 package images
 
 import (
@@ -14,9 +13,5 @@ var Module = app.Module{Name: routes.Images, New: newService}
 // newService builds the images target.
 func newService(d app.Deps) (app.Service, error) {
 	api := imagesapi.New(d.Notes, d.Reads)
-	s := app.Service{Handlers: api.Handlers()}
-	if d.Config.ReapInterval > 0 {
-		s.Jobs = append(s.Jobs, reapJob(d))
-	}
-	return s, nil
+	return app.Service{Handlers: api.Handlers()}, nil
 }

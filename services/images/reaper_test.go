@@ -16,7 +16,6 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/testkit"
-	"github.com/sharenote/sharenote/services/images"
 )
 
 // storedImages counts image rows and blobs.
@@ -202,5 +201,5 @@ func TestServingProcessReapsOnItsOwn(t *testing.T) {
 }
 func ptr[T any](v T) *T { return &v }
 
-// reaper is a program with the reap command alone, as `sharenote reap` runs it.
-var reaper = app.Program{Name: "sharenote", Commands: []app.Command{images.ReapCommand}}
+// reaper is a program of no module: `reap` is one of every program's commands.
+var reaper = app.Program{Name: "sharenote"}

@@ -123,7 +123,7 @@ func TestCachedReadsCostNoQueryAndNoRedisCommand(t *testing.T) {
 		s.Do(t, testkit.Request{Method: "GET", Path: p}).Expect(t, http.StatusOK, "")
 	}
 
-	queries := testkit.CountQueries(t, s.App.Deps().DB)
+	queries := testkit.CountQueries(t, s.App.DB())
 	commands := testkit.MonitorRedis(t, b.RedisURL, b.RedisPrefix)
 	// Two readers, each under the per-IP limit of 600 a minute.
 	const reads = 1000
@@ -226,7 +226,7 @@ func TestLostSubscriptionServesEntriesAtMostASecondOldWithoutAStampede(t *testin
 
 	// However many readers ask, a note is reloaded at most once at a time: here, once
 	// per second.
-	queries := testkit.CountQueries(t, other.App.Deps().DB)
+	queries := testkit.CountQueries(t, other.App.DB())
 	loads := metric(t, other, "sharenote_readcache_loads_total")
 	began := time.Now()
 	for range 5 {

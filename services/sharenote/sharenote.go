@@ -17,5 +17,5 @@ import (
 var Program = app.Program{
 	Name:     "sharenote",
 	Modules:  []app.Module{auth.Module, publish.Module, notes.Module, images.Module, ogrenderer.Module},
-	Commands: []app.Command{auth.LicensesCommand, images.ReapCommand},
+	Commands: []app.Command{auth.LicensesCommand},
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/note"
@@ -94,11 +93,7 @@ func cardFor(v note.View) ogcard.Card {
 	if s.ShowAuthor {
 		c.Author = s.Name
 	}
-	accent, err := ogcard.ParseColor(s.AccentColor)
-	if err != nil {
-		accent, _ = ogcard.ParseColor(account.DefaultSettings("").AccentColor)
-	}
-	c.Accent = accent
+	c.Accent = s.Accent()
 	return c
 }
 

@@ -89,30 +89,6 @@ func rgb(v uint32) color.NRGBA {
 	return color.NRGBA{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 0xff}
 }
 
-// ParseColor parses "#rrggbb" (either case).
-func ParseColor(s string) (color.NRGBA, error) {
-	var c color.NRGBA
-	if len(s) != 7 || s[0] != '#' {
-		return c, fmt.Errorf("colour %q is not #rrggbb", s)
-	}
-	var v uint32
-	for _, ch := range s[1:] {
-		var d rune
-		switch {
-		case ch >= '0' && ch <= '9':
-			d = ch - '0'
-		case ch >= 'a' && ch <= 'f':
-			d = ch - 'a' + 10
-		case ch >= 'A' && ch <= 'F':
-			d = ch - 'A' + 10
-		default:
-			return c, fmt.Errorf("colour %q is not #rrggbb", s)
-		}
-		v = v<<4 | uint32(d)
-	}
-	return rgb(v), nil
-}
-
 // Renderer draws cards. The parsed fonts are shared; the faces that rasterise glyphs keep
 // scratch buffers and are made per drawing, so a Renderer is safe for concurrent use.
 type Renderer struct {
