@@ -16,6 +16,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/logging"
+	"github.com/sharenote/sharenote/libs/telemetry"
 )
 
 // RequestIDHeader carries the request id in both directions.
@@ -58,13 +59,9 @@ func AccessLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
 		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
 			slog.String("method", c.Request.Method),
-			slog.String("route", route),
+			slog.String("route", telemetry.Route(c)),
 			slog.String("path", c.Request.URL.Path),
 			slog.Int("status", c.Writer.Status()),
 			slog.Int("bytes", max(c.Writer.Size(), 0)),

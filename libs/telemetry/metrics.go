@@ -46,15 +46,22 @@ func (m *HTTPMetrics) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
+		route := Route(c)
 		method := methodLabel(c.Request.Method)
 		status := strconv.Itoa(c.Writer.Status())
 		m.requests.WithLabelValues(route, method, status).Inc()
 		m.duration.WithLabelValues(route, method, status).Observe(time.Since(start).Seconds())
 	}
+}
+
+// Route names the request's route for metrics and logs: its pattern in the routes table,
+// or "unmatched" for a path no route matches (never the path itself, which a client
+// chooses).
+func Route(c *gin.Context) string {
+	if route := c.FullPath(); route != "" {
+		return route
+	}
+	return "unmatched"
 }
 
 // methodLabel returns method if it is one of the standard methods the API may answer, and

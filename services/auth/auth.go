@@ -6,7 +6,6 @@ package auth
 import (
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
-	"github.com/sharenote/sharenote/services/auth/internal/authapi"
 )
 
 // Module is the auth target.
@@ -14,6 +13,6 @@ var Module = app.Module{Name: routes.Auth, New: newService}
 
 // newService builds the auth target.
 func newService(d app.Deps) (app.Service, error) {
-	api := authapi.New(d.Accounts)
-	return app.Service{Handlers: api.Handlers()}, nil
+	a := newAPI(d.Accounts)
+	return app.Service{Handlers: a.handlers()}, nil
 }

@@ -4,7 +4,6 @@ package images
 import (
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
-	"github.com/sharenote/sharenote/services/images/internal/imagesapi"
 )
 
 // Module is the images target.
@@ -12,6 +11,6 @@ var Module = app.Module{Name: routes.Images, New: newService}
 
 // newService builds the images target.
 func newService(d app.Deps) (app.Service, error) {
-	api := imagesapi.New(d.Notes, d.Reads)
-	return app.Service{Handlers: api.Handlers()}, nil
+	a := newAPI(d.Notes, d.Reads)
+	return app.Service{Handlers: a.handlers()}, nil
 }

@@ -5,7 +5,6 @@ package notes
 import (
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
-	"github.com/sharenote/sharenote/services/notes/internal/notesapi"
 )
 
 // Module is the notes target.
@@ -13,6 +12,6 @@ var Module = app.Module{Name: routes.Notes, New: newService}
 
 // newService builds the notes target.
 func newService(d app.Deps) (app.Service, error) {
-	api := notesapi.New(d.Notes, d.Settings, d.Reads, d.Registry)
-	return app.Service{Handlers: api.Handlers()}, nil
+	a := newAPI(d.Notes, d.Settings, d.Reads, d.Registry)
+	return app.Service{Handlers: a.handlers()}, nil
 }

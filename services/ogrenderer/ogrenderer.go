@@ -6,7 +6,6 @@ package ogrenderer
 import (
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
-	"github.com/sharenote/sharenote/services/ogrenderer/internal/ogapi"
 )
 
 // Module is the og-renderer target.
@@ -14,9 +13,9 @@ var Module = app.Module{Name: routes.OGRenderer, New: newService}
 
 // newService builds the og-renderer target. Its metrics go to d.Registry.
 func newService(d app.Deps) (app.Service, error) {
-	api, err := ogapi.New(d.Notes, d.Reads, d.Registry)
+	a, err := newAPI(d.Notes, d.Reads, d.Registry)
 	if err != nil {
 		return app.Service{}, err
 	}
-	return app.Service{Handlers: api.Handlers()}, nil
+	return app.Service{Handlers: a.handlers()}, nil
 }

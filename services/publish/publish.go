@@ -7,7 +7,6 @@ import (
 
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
-	"github.com/sharenote/sharenote/services/publish/internal/publishapi"
 )
 
 // Module is the publish target.
@@ -18,10 +17,10 @@ var Module = app.Module{Name: routes.Publish, New: newService}
 // kept in memory instead, bounded by SHARE_MAX_UPLOADS, and a warning says so.
 func newService(d app.Deps) (app.Service, error) {
 	dir := os.TempDir()
-	if err := publishapi.CheckSpoolDir(dir); err != nil {
+	if err := checkSpoolDir(dir); err != nil {
 		d.Log.Warn("image uploads are kept in memory: the temporary directory cannot be written", "dir", dir, "err", err)
 		dir = ""
 	}
-	api := publishapi.New(d.Notes, dir)
-	return app.Service{Handlers: api.Handlers()}, nil
+	a := newAPI(d.Notes, dir)
+	return app.Service{Handlers: a.handlers()}, nil
 }

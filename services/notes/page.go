@@ -1,4 +1,4 @@
-package notesapi
+package notes
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 
 // Page answers GET /s/:cuid from the read cache: the page shell around the note's
 // stored HTML, or the small 404 page.
-func (a *API) Page(c *gin.Context) {
+func (a *api) Page(c *gin.Context) {
 	id := c.Param("cuid")
 	if !cuid.Valid(id) {
 		notFoundPage(c)
@@ -40,7 +40,7 @@ func (a *API) Page(c *gin.Context) {
 }
 
 // pageData is what the page of v shows.
-func (a *API) pageData(v note.View) page.Data {
+func (a *api) pageData(v note.View) page.Data {
 	s := v.Owner
 	d := page.Data{Title: deref(v.Title), Summary: deref(v.Summary), Published: v.CreatedAt, Updated: v.UpdatedAt,
 		Body: template.HTML(v.HTML), Theme: s.Theme, Accent: s.AccentColor, Font: s.Font, URL: noteapi.PageURL(a.notes, v.CUID),

@@ -1,4 +1,4 @@
-package publishapi
+package publish
 
 import (
 	"bufio"
@@ -11,9 +11,9 @@ import (
 	"slices"
 )
 
-// CheckSpoolDir reports whether image parts can be spooled to dir: it creates and removes
+// checkSpoolDir reports whether image parts can be spooled to dir: it creates and removes
 // a file there.
-func CheckSpoolDir(dir string) error {
+func checkSpoolDir(dir string) error {
 	f, err := os.CreateTemp(dir, "sharenote-spool-check-*")
 	if err != nil {
 		return err

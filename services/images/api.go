@@ -1,5 +1,4 @@
-// Package imagesapi serves GET /api/images/:userCuid/:noteCuid/:filename.
-package imagesapi
+package images
 
 import (
 	"context"
@@ -15,29 +14,29 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// API serves image bytes.
-type API struct {
+// api serves image bytes.
+type api struct {
 	notes  *note.Core
 	public *noteapi.Public
 }
 
-// New returns the API; reads are answered from reads.
-func New(notes *note.Core, reads *readcache.Cache) *API {
-	return &API{notes: notes, public: noteapi.NewPublic(reads, notes.Clock)}
+// newAPI returns the API; reads are answered from reads.
+func newAPI(notes *note.Core, reads *readcache.Cache) *api {
+	return &api{notes: notes, public: noteapi.NewPublic(reads, notes.Clock)}
 }
 
-// Read returns an image of an active publication with its stored media type, from the
-// read cache or with one query. Its validator is the image's SHA-256, which no edit of
-// the note changes.
-// Handlers attaches the handlers of the target to its routes; a route added to the
+// handlers attaches the handlers of the target to its routes; a route added to the
 // target gets its line here.
-func (a *API) Handlers() app.Handlers {
+func (a *api) handlers() app.Handlers {
 	return app.Handlers{
 		routes.ImageRead: a.Read,
 	}
 }
 
-func (a *API) Read(c *gin.Context) {
+// Read returns an image of an active publication with its stored media type, from the
+// read cache or with one query. Its validator is the image's SHA-256, which no edit of
+// the note changes.
+func (a *api) Read(c *gin.Context) {
 	user, noteID, name := c.Param("userCuid"), c.Param("noteCuid"), c.Param("filename")
 	if !cuid.Valid(user) || !cuid.Valid(noteID) || !note.ValidFilename(name) {
 		noteapi.NotFoundJSON(c)

@@ -1,5 +1,4 @@
-// Package authapi holds the HTTP handler of POST /api/auth/publish.
-package authapi
+package auth
 
 import (
 	"net/http"
@@ -13,13 +12,13 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// API serves the auth routes.
-type API struct {
+// api serves the auth routes.
+type api struct {
 	accounts *account.Core
 }
 
-// New returns the API on the account core.
-func New(accounts *account.Core) *API { return &API{accounts: accounts} }
+// newAPI returns the API on the account core.
+func newAPI(accounts *account.Core) *api { return &api{accounts: accounts} }
 
 type publishRequest struct {
 	LicenseKey string `json:"license_key"`
@@ -37,16 +36,16 @@ type tokenResponse struct {
 	} `json:"user"`
 }
 
-// Publish exchanges {license_key, instance_id} for a session token.
-// Handlers attaches the handlers of the target to its routes; a route added to the
+// handlers attaches the handlers of the target to its routes; a route added to the
 // target gets its line here.
-func (a *API) Handlers() app.Handlers {
+func (a *api) handlers() app.Handlers {
 	return app.Handlers{
 		routes.AuthPublish: a.Publish,
 	}
 }
 
-func (a *API) Publish(c *gin.Context) {
+// Publish exchanges {license_key, instance_id} for a session token.
+func (a *api) Publish(c *gin.Context) {
 	var req publishRequest
 	if err := httpx.DecodeJSON(c, &req); err != nil {
 		errs.Abort(c, err)

@@ -1,4 +1,4 @@
-package ogapi_test
+package ogrenderer
 
 import (
 	"context"
@@ -13,7 +13,6 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/readcache"
-	"github.com/sharenote/sharenote/services/ogrenderer/internal/ogapi"
 )
 
 // notes serves one publication of an owner with the default settings; the embedded
@@ -37,7 +36,7 @@ func BenchmarkCachedRequest(b *testing.B) {
 		Title: &title, Summary: &summary, UpdatedAt: time.Now()}
 	reg := prometheus.NewRegistry()
 	reads := readcache.New(64<<20, func(time.Time) bool { return true }, reg)
-	api, err := ogapi.New(note.NewCore(notes{p: p}, note.Config{Now: time.Now, PublicURL: "http://x"}), reads, reg)
+	api, err := newAPI(note.NewCore(notes{p: p}, note.Config{Now: time.Now, PublicURL: "http://x"}), reads, reg)
 	if err != nil {
 		b.Fatal(err)
 	}

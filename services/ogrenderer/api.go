@@ -1,5 +1,4 @@
-// Package ogapi serves GET /api/og/:file, the social preview PNG of a publication.
-package ogapi
+package ogrenderer
 
 import (
 	"context"
@@ -21,23 +20,23 @@ import (
 // Site is the name drawn in the corner of every card.
 const Site = "sharenote"
 
-// API draws and serves preview cards. A card is drawn once per change of its
+// api draws and serves preview cards. A card is drawn once per change of its
 // publication or its owner's settings: the PNG is kept in the read cache, and readers
 // asking at the same time wait for one drawing.
-type API struct {
+type api struct {
 	notes    *note.Core
 	renderer *ogcard.Renderer
 	public   *noteapi.Public
 	renders  prometheus.Counter
 }
 
-// New returns the API with its metrics registered on reg; reads are answered from reads.
-func New(notes *note.Core, reads *readcache.Cache, reg prometheus.Registerer) (*API, error) {
+// newAPI returns the API with its metrics registered on reg; reads are answered from reads.
+func newAPI(notes *note.Core, reads *readcache.Cache, reg prometheus.Registerer) (*api, error) {
 	r, err := ogcard.NewRenderer()
 	if err != nil {
 		return nil, err
 	}
-	a := &API{notes: notes, renderer: r, public: noteapi.NewPublic(reads, notes.Clock),
+	a := &api{notes: notes, renderer: r, public: noteapi.NewPublic(reads, notes.Clock),
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_og_renders_total",
 			Help: "PNG previews drawn; cached reads are not counted.",
@@ -49,16 +48,16 @@ func New(notes *note.Core, reads *readcache.Cache, reg prometheus.Registerer) (*
 	return a, nil
 }
 
-// Image answers the preview of an active publication. :file must be "<cuid>.png".
-// Handlers attaches the handlers of the target to its routes; a route added to the
+// handlers attaches the handlers of the target to its routes; a route added to the
 // target gets its line here.
-func (a *API) Handlers() app.Handlers {
+func (a *api) handlers() app.Handlers {
 	return app.Handlers{
 		routes.OGImage: a.Image,
 	}
 }
 
-func (a *API) Image(c *gin.Context) {
+// Image answers the preview of an active publication. :file must be "<cuid>.png".
+func (a *api) Image(c *gin.Context) {
 	id, ok := strings.CutSuffix(c.Param("file"), ".png")
 	if !ok || !cuid.Valid(id) {
 		noteapi.NotFoundJSON(c)

@@ -1,4 +1,4 @@
-package notesapi_test
+package notes
 
 import (
 	"encoding/json"
@@ -10,10 +10,9 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/noteapi"
-	"github.com/sharenote/sharenote/services/notes/internal/notesapi"
 )
 
-// fields parses a JSON object the way the handler does before DecodeSettingsChange.
+// fields parses a JSON object the way the handler does before decodeSettingsChange.
 func fields(t *testing.T, body string) map[string]json.RawMessage {
 	t.Helper()
 	var m map[string]json.RawMessage
@@ -26,19 +25,19 @@ func fields(t *testing.T, body string) map[string]json.RawMessage {
 func TestDecodeSettingsChange(t *testing.T) {
 	all := `{"name":"A. L.","show_author":false,"theme":"dark","accent_color":"#000000","font":"serif","indexable":true}`
 	for _, replace := range []bool{true, false} {
-		ch, err := notesapi.DecodeSettingsChange(fields(t, all), replace)
+		ch, err := decodeSettingsChange(fields(t, all), replace)
 		if err != nil {
-			t.Fatalf("DecodeSettingsChange(%s): %v", all, err)
+			t.Fatalf("decodeSettingsChange(%s): %v", all, err)
 		}
 		want := account.Settings{Name: "A. L.", ShowAuthor: false, Theme: "dark", AccentColor: "#000000", Font: "serif", Indexable: true}
 		if got, err := ch.Apply(account.DefaultSettings("Ada"), "Ada"); err != nil || got != want || ch.Replace != replace {
 			t.Fatalf("the change of %s (replace %v) gives %+v, %v (replace %v); want %+v", all, replace, got, err, ch.Replace, want)
 		}
 	}
-	ch, err := notesapi.DecodeSettingsChange(fields(t, `{"theme":"light"}`), false)
+	ch, err := decodeSettingsChange(fields(t, `{"theme":"light"}`), false)
 	if err != nil || ch.Theme == nil || *ch.Theme != "light" || ch.Name != nil || ch.ShowAuthor != nil || ch.Indexable != nil ||
 		ch.AccentColor != nil || ch.Font != nil {
-		t.Fatalf("DecodeSettingsChange({theme}) = %+v, %v; want only the theme given", ch, err)
+		t.Fatalf("decodeSettingsChange({theme}) = %+v, %v; want only the theme given", ch, err)
 	}
 }
 
@@ -65,10 +64,10 @@ func TestDecodeSettingsChangeRejects(t *testing.T) {
 	for _, tc := range cases {
 		for _, replace := range []bool{true, false} {
 			t.Run(tc.name+map[bool]string{true: " on PUT", false: " on PATCH"}[replace], func(t *testing.T) {
-				_, err := notesapi.DecodeSettingsChange(fields(t, tc.body), replace)
+				_, err := decodeSettingsChange(fields(t, tc.body), replace)
 				var fe *account.FieldError
 				if !errors.As(err, &fe) || fe.Field != tc.field || fe.Reason == "" {
-					t.Fatalf("DecodeSettingsChange(%s) = %v, want a *FieldError for %q", tc.body, err, tc.field)
+					t.Fatalf("decodeSettingsChange(%s) = %v, want a *FieldError for %q", tc.body, err, tc.field)
 				}
 				if e := errs.As(err, noteapi.Translate); e.Status != http.StatusBadRequest || e.Code != errs.InvalidField ||
 					!strings.HasPrefix(e.Message, "Settings field "+tc.field+" ") {

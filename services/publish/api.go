@@ -1,8 +1,9 @@
-// Package publishapi parses the three body formats of POST /api/publish into a draft.
-// Every limit is enforced while reading, so no request makes the service hold more than
-// the limit in memory; the images of a multipart body are spooled to a temporary file
-// as they arrive, so that a request holds at most one of them in memory at a time.
-package publishapi
+package publish
+
+// The handler parses the three body formats of POST /api/publish into a draft. Every
+// limit is enforced while reading, so no request makes the service hold more than the
+// limit in memory; the images of a multipart body are spooled to a temporary file as
+// they arrive, so that a request holds at most one of them in memory at a time.
 
 import (
 	"bytes"
@@ -26,17 +27,17 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// API serves POST /api/publish.
-type API struct {
+// api serves POST /api/publish.
+type api struct {
 	notes *note.Core
 	// spoolDir is where image parts are spooled; empty keeps them in memory (a read-only
 	// file system), where SHARE_MAX_UPLOADS alone bounds them.
 	spoolDir string
 }
 
-// New returns the API on the note core, spooling image parts to spoolDir ("" keeps them
+// newAPI returns the API on the note core, spooling image parts to spoolDir ("" keeps them
 // in memory).
-func New(notes *note.Core, spoolDir string) *API { return &API{notes: notes, spoolDir: spoolDir} }
+func newAPI(notes *note.Core, spoolDir string) *api { return &api{notes: notes, spoolDir: spoolDir} }
 
 type publishResponse struct {
 	CUID     string            `json:"cuid"`
@@ -45,17 +46,17 @@ type publishResponse struct {
 	Warnings []noteapi.Warning `json:"warnings"`
 }
 
-// Publish creates a publication. The route's body limit is the multipart limit; the
-// Markdown and JSON formats narrow it to theirs before reading.
-// Handlers attaches the handlers of the target to its routes; a route added to the
+// handlers attaches the handlers of the target to its routes; a route added to the
 // target gets its line here.
-func (a *API) Handlers() app.Handlers {
+func (a *api) handlers() app.Handlers {
 	return app.Handlers{
 		routes.PublishCreate: a.Publish,
 	}
 }
 
-func (a *API) Publish(c *gin.Context) {
+// Publish creates a publication. The route's body limit is the multipart limit; the
+// Markdown and JSON formats narrow it to theirs before reading.
+func (a *api) Publish(c *gin.Context) {
 	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	var d note.Draft
 	var sp *spool
@@ -108,7 +109,7 @@ func readLimited(c *gin.Context) ([]byte, error) {
 }
 
 // markdown is the text/markdown format: the body is the note, options come in headers.
-func (a *API) markdown(c *gin.Context) (note.Draft, error) {
+func (a *api) markdown(c *gin.Context) (note.Draft, error) {
 	body, err := readLimited(c)
 	if err != nil {
 		return note.Draft{}, err
@@ -146,7 +147,7 @@ type jsonRequest struct {
 }
 
 // json is the application/json format. Unknown fields are ignored (CONTRACT "Publish").
-func (a *API) json(c *gin.Context) (note.Draft, error) {
+func (a *api) json(c *gin.Context) (note.Draft, error) {
 	body, err := readLimited(c)
 	if err != nil {
 		return note.Draft{}, err
@@ -183,7 +184,7 @@ var textFields = map[string]bool{"content": true, "title": true, "summary": true
 // JSON limit, an image up to MaxImageBytes into sp (or memory when sp is nil), the whole
 // request up to the route's limit. Reading stops at the first image over
 // MaxImagesPerPublish, before its bytes.
-func (a *API) multipart(c *gin.Context, boundary string, sp *spool) (note.Draft, error) {
+func (a *api) multipart(c *gin.Context, boundary string, sp *spool) (note.Draft, error) {
 	if boundary == "" {
 		return note.Draft{}, errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body has no boundary.")
 	}

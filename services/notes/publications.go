@@ -1,4 +1,4 @@
-package notesapi
+package notes
 
 import (
 	"context"
@@ -44,21 +44,26 @@ type appearance struct {
 	Font        string `json:"font"`
 }
 
+// noteText is what a publication and each of its versions hold, as the owner sees it.
+type noteText struct {
+	Title          *string        `json:"title"`
+	Summary        *string        `json:"summary"`
+	Content        string         `json:"content"`
+	Properties     map[string]any `json:"properties"`
+	ShowProperties bool           `json:"show_properties"`
+	ExpiresAt      *string        `json:"expires_at"`
+}
+
 // ownerNote is the owner's view of a publication (CONTRACT "Publication (owner view)").
 type ownerNote struct {
-	CUID           string            `json:"cuid"`
-	URL            string            `json:"url"`
-	Title          *string           `json:"title"`
-	Summary        *string           `json:"summary"`
-	Content        string            `json:"content"`
-	Properties     map[string]any    `json:"properties"`
-	ShowProperties bool              `json:"show_properties"`
-	ExpiresAt      *string           `json:"expires_at"`
-	Status         note.Status       `json:"status"`
-	CreatedAt      string            `json:"created_at"`
-	UpdatedAt      string            `json:"updated_at"`
-	ETag           string            `json:"etag"`
-	Warnings       []noteapi.Warning `json:"warnings"`
+	CUID string `json:"cuid"`
+	URL  string `json:"url"`
+	noteText
+	Status    note.Status       `json:"status"`
+	CreatedAt string            `json:"created_at"`
+	UpdatedAt string            `json:"updated_at"`
+	ETag      string            `json:"etag"`
+	Warnings  []noteapi.Warning `json:"warnings"`
 }
 
 type listItem struct {
@@ -86,20 +91,14 @@ type versionItem struct {
 }
 
 type versionBody struct {
-	Version        int64          `json:"version"`
-	CreatedAt      string         `json:"created_at"`
-	Title          *string        `json:"title"`
-	Summary        *string        `json:"summary"`
-	Content        string         `json:"content"`
-	Properties     map[string]any `json:"properties"`
-	ShowProperties bool           `json:"show_properties"`
-	ExpiresAt      *string        `json:"expires_at"`
+	Version   int64  `json:"version"`
+	CreatedAt string `json:"created_at"`
+	noteText
 }
 
-// ReadNote answers GET /api/notes/:cuid from the read cache.
-// Handlers attaches the handlers of the notes target to its routes; a route added to
+// handlers attaches the handlers of the notes target to its routes; a route added to
 // the target gets its line here.
-func (a *API) Handlers() app.Handlers {
+func (a *api) handlers() app.Handlers {
 	return app.Handlers{
 		routes.NoteRead:        a.ReadNote,
 		routes.NoteUpdate:      a.UpdateNote,
@@ -115,7 +114,8 @@ func (a *API) Handlers() app.Handlers {
 	}
 }
 
-func (a *API) ReadNote(c *gin.Context) {
+// ReadNote answers GET /api/notes/:cuid from the read cache.
+func (a *api) ReadNote(c *gin.Context) {
 	id := c.Param("cuid")
 	if !cuid.Valid(id) {
 		noteapi.NotFoundJSON(c)
@@ -134,7 +134,7 @@ func (a *API) ReadNote(c *gin.Context) {
 }
 
 // publicNote is the public JSON of v.
-func (a *API) publicNote(v note.View) publicNote {
+func (a *api) publicNote(v note.View) publicNote {
 	s := v.Owner
 	body := publicNote{CUID: v.CUID, URL: noteapi.PageURL(a.notes, v.CUID), Title: v.Title, Summary: v.Summary, Content: v.Content,
 		Appearance:  appearance{Theme: s.Theme, AccentColor: s.AccentColor, Font: s.Font},
@@ -149,15 +149,16 @@ func (a *API) publicNote(v note.View) publicNote {
 	return body
 }
 
-func (a *API) owner(p note.Publication) ownerNote {
-	return ownerNote{CUID: p.CUID, URL: noteapi.PageURL(a.notes, p.CUID), Title: p.Title, Summary: p.Summary, Content: p.Content,
-		Properties: p.Properties, ShowProperties: p.ShowProperties, ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt),
+func (a *api) owner(p note.Publication) ownerNote {
+	return ownerNote{CUID: p.CUID, URL: noteapi.PageURL(a.notes, p.CUID),
+		noteText: noteText{Title: p.Title, Summary: p.Summary, Content: p.Content, Properties: p.Properties,
+			ShowProperties: p.ShowProperties, ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt)},
 		Status: p.Status(a.notes.Now()), CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt),
 		ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)}
 }
 
 // UpdateNote answers PATCH /api/notes/:cuid with the owner's view after the change.
-func (a *API) UpdateNote(c *gin.Context) {
+func (a *api) UpdateNote(c *gin.Context) {
 	var fields map[string]json.RawMessage
 	if err := httpx.DecodeJSON(c, &fields); err != nil {
 		errs.Abort(c, err)
@@ -186,7 +187,7 @@ func (a *API) UpdateNote(c *gin.Context) {
 
 // parsePatch reads the fields a PATCH may change; JSON null clears the optional ones.
 // Unknown fields are ignored, as at publish; a body with nothing to change is invalid.
-func (a *API) parsePatch(fields map[string]json.RawMessage) (note.Patch, error) {
+func (a *api) parsePatch(fields map[string]json.RawMessage) (note.Patch, error) {
 	var p note.Patch
 	str := func(name string, raw json.RawMessage, nullable bool) (*string, error) {
 		if string(raw) == "null" {
@@ -256,7 +257,7 @@ func ifMatch(header string) []string {
 var versionExpr = regexp.MustCompile(`^[1-9][0-9]*$`)
 
 // ListVersions answers GET /api/notes/:cuid/versions.
-func (a *API) ListVersions(c *gin.Context) {
+func (a *api) ListVersions(c *gin.Context) {
 	id := c.Param("cuid")
 	if !cuid.Valid(id) {
 		errs.Abort(c, errs.NotFoundError())
@@ -276,7 +277,7 @@ func (a *API) ListVersions(c *gin.Context) {
 }
 
 // ReadVersion answers GET /api/notes/:cuid/versions/:version.
-func (a *API) ReadVersion(c *gin.Context) {
+func (a *api) ReadVersion(c *gin.Context) {
 	raw := c.Param("version")
 	if !versionExpr.MatchString(raw) {
 		errs.Abort(c, errs.New(http.StatusBadRequest, errs.InvalidVersion, "The version must be a positive integer."))
@@ -294,12 +295,13 @@ func (a *API) ReadVersion(c *gin.Context) {
 		return
 	}
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, versionBody{Version: v.Number, CreatedAt: httpx.FormatTime(v.CreatedAt), Title: v.Title, Summary: v.Summary,
-		Content: v.Content, Properties: v.Properties, ShowProperties: v.ShowProperties, ExpiresAt: httpx.FormatTimePtr(v.ExpiresAt)})
+	c.JSON(http.StatusOK, versionBody{Version: v.Number, CreatedAt: httpx.FormatTime(v.CreatedAt),
+		noteText: noteText{Title: v.Title, Summary: v.Summary, Content: v.Content, Properties: v.Properties,
+			ShowProperties: v.ShowProperties, ExpiresAt: httpx.FormatTimePtr(v.ExpiresAt)}})
 }
 
 // Unshare answers POST /api/unshare.
-func (a *API) Unshare(c *gin.Context) {
+func (a *api) Unshare(c *gin.Context) {
 	var req struct {
 		CUID *string `json:"cuid"`
 	}
@@ -324,7 +326,7 @@ func (a *API) Unshare(c *gin.Context) {
 }
 
 // ListNotes answers GET /api/user/notes.
-func (a *API) ListNotes(c *gin.Context) {
+func (a *api) ListNotes(c *gin.Context) {
 	query, err := noteapi.Query(c.Request.URL.RawQuery, "cursor", "limit")
 	if err != nil {
 		errs.Abort(c, err)

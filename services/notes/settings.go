@@ -1,5 +1,4 @@
-// Package notesapi holds the notes service's HTTP handlers.
-package notesapi
+package notes
 
 import (
 	"encoding/json"
@@ -19,18 +18,18 @@ import (
 	"github.com/sharenote/sharenote/libs/readcache"
 )
 
-// API serves the notes routes.
-type API struct {
+// api serves the notes routes.
+type api struct {
 	notes    *note.Core
 	settings *account.SettingsCore
 	public   *noteapi.Public
 	renders  prometheus.Counter
 }
 
-// New returns the API; public reads are answered from reads, and its page counter
+// newAPI returns the API; public reads are answered from reads, and its page counter
 // registers on reg.
-func New(notes *note.Core, settings *account.SettingsCore, reads *readcache.Cache, reg prometheus.Registerer) *API {
-	a := &API{notes: notes, settings: settings, public: noteapi.NewPublic(reads, notes.Clock),
+func newAPI(notes *note.Core, settings *account.SettingsCore, reads *readcache.Cache, reg prometheus.Registerer) *api {
+	a := &api{notes: notes, settings: settings, public: noteapi.NewPublic(reads, notes.Clock),
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_page_renders_total", Help: "Note pages built around their stored HTML; cached reads are not counted."})}
 	reg.MustRegister(a.renders)
@@ -38,18 +37,18 @@ func New(notes *note.Core, settings *account.SettingsCore, reads *readcache.Cach
 }
 
 // GetSettings answers GET /api/user/settings.
-func (a *API) GetSettings(c *gin.Context) {
+func (a *api) GetSettings(c *gin.Context) {
 	p, err := a.settings.Get(c.Request.Context(), authn.Principal(c).AccountCUID)
 	answerSettings(c, p, err)
 }
 
 // ReplaceSettings answers PUT /api/user/settings: fields not given reset to defaults.
-func (a *API) ReplaceSettings(c *gin.Context) { a.changeSettings(c, true) }
+func (a *api) ReplaceSettings(c *gin.Context) { a.changeSettings(c, true) }
 
 // UpdateSettings answers PATCH /api/user/settings: only the given fields change.
-func (a *API) UpdateSettings(c *gin.Context) { a.changeSettings(c, false) }
+func (a *api) UpdateSettings(c *gin.Context) { a.changeSettings(c, false) }
 
-func (a *API) changeSettings(c *gin.Context, replace bool) {
+func (a *api) changeSettings(c *gin.Context, replace bool) {
 	var fields map[string]json.RawMessage
 	if err := httpx.DecodeJSON(c, &fields); err != nil {
 		errs.Abort(c, err)
@@ -59,7 +58,7 @@ func (a *API) changeSettings(c *gin.Context, replace bool) {
 		errs.Abort(c, errs.New(http.StatusBadRequest, errs.InvalidBody, "The body must be a JSON object with at least one settings field."))
 		return
 	}
-	change, err := DecodeSettingsChange(fields, replace)
+	change, err := decodeSettingsChange(fields, replace)
 	if err != nil {
 		errs.Abort(c, err)
 		return
@@ -101,12 +100,12 @@ type storageBody struct {
 	ImageLimitBytes int64 `json:"image_limit_bytes"`
 }
 
-// DecodeSettingsChange turns the JSON object of a PUT (replace) or PATCH of the settings
+// decodeSettingsChange turns the JSON object of a PUT (replace) or PATCH of the settings
 // into the domain's change. The fields are read in key order, so that the first bad one is
 // the one reported whatever order the client sent; a field that is not a settings field,
 // a null and a value of the wrong JSON type are each an *account.FieldError (400
 // invalid_field, as a bad value the domain refuses is).
-func DecodeSettingsChange(fields map[string]json.RawMessage, replace bool) (account.SettingsChange, error) {
+func decodeSettingsChange(fields map[string]json.RawMessage, replace bool) (account.SettingsChange, error) {
 	ch := account.SettingsChange{Replace: replace}
 	dst := map[string]any{"name": &ch.Name, "show_author": &ch.ShowAuthor, "theme": &ch.Theme,
 		"accent_color": &ch.AccentColor, "font": &ch.Font, "indexable": &ch.Indexable}
