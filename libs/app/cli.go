@@ -168,7 +168,7 @@ func (p Program) commands() map[string]Command {
 			Flags: func(fs *flag.FlagSet) { routesFlags(fs) }, Run: func(_ context.Context, env Env, args []string) error {
 				fs := flag.NewFlagSet("routes", flag.ContinueOnError)
 				targets := routesFlags(fs)
-				if err := parseFlags(fs, args); err != nil {
+				if err := ParseFlags(fs, args); err != nil {
 					return err
 				}
 				if *targets {
@@ -192,9 +192,10 @@ func (p Program) commands() map[string]Command {
 	return cmds
 }
 
-// parseFlags parses the flags of a command that takes no other argument: an unknown flag
-// or a stray argument is a usage error.
-func parseFlags(fs *flag.FlagSet, args []string) error {
+// ParseFlags parses the flags of a command that takes no other argument: an unknown flag
+// or a stray argument is a usage error (exit status 2). Main has answered a request for
+// help before a command runs.
+func ParseFlags(fs *flag.FlagSet, args []string) error {
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)
@@ -217,7 +218,7 @@ func serveFlags(fs *flag.FlagSet) *string {
 func (p Program) serve(ctx context.Context, env Env, args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	target := serveFlags(fs)
-	if err := parseFlags(fs, args); err != nil {
+	if err := ParseFlags(fs, args); err != nil {
 		return err
 	}
 	getenv := env.Getenv

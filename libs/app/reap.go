@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -42,20 +41,13 @@ func (f *reapFlags) define(fs *flag.FlagSet) {
 
 func runReap(ctx context.Context, env Env, args []string) error {
 	fs := flag.NewFlagSet("reap", flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	var f reapFlags
 	f.define(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", ErrUsage, err)
+	if err := ParseFlags(fs, args); err != nil {
+		return err
 	}
 	if f.batch < 1 || f.maxBatches < 0 {
 		return fmt.Errorf("%w: --batch must be ≥ 1 and --max-batches ≥ 0", ErrUsage)
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("%w: unexpected argument %q", ErrUsage, fs.Arg(0))
 	}
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {

@@ -96,6 +96,7 @@ type Feed struct {
 
 	subscribed prometheus.Gauge
 	resubs     prometheus.Counter
+	lapses     prometheus.Counter
 	received   prometheus.Counter
 	sendErrors prometheus.Counter
 	dropped    prometheus.Counter
@@ -109,6 +110,8 @@ func New(rdb *redis.Client, prefix string, log *slog.Logger, reg prometheus.Regi
 			Help: "1 while this process receives every change made by the others (Redis subscription confirmed alive), else 0: caches then trust nothing older than 1 s."}),
 		resubs: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_subscriptions_total",
 			Help: "Subscriptions confirmed: the first, and one after every lost connection."}),
+		lapses: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_lapses_total",
+			Help: "Times a confirmed subscription went unconfirmed for a while (no message or pong within the confirm window, as on a stalled process): cached entries older than 1 s were re-checked meanwhile."}),
 		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_received_total",
 			Help: "Change events received from other processes."}),
 		sendErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_send_errors_total",
@@ -116,7 +119,7 @@ func New(rdb *redis.Client, prefix string, log *slog.Logger, reg prometheus.Regi
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_dropped_total",
 			Help: "Change events not published because the outgoing queue was full."}),
 	}
-	reg.MustRegister(f.subscribed, f.resubs, f.received, f.sendErrors, f.dropped)
+	reg.MustRegister(f.subscribed, f.resubs, f.lapses, f.received, f.sendErrors, f.dropped)
 	return f
 }
 
@@ -236,13 +239,13 @@ func (f *Feed) receive(ctx context.Context) {
 				f.resubs.Inc()
 			}
 		case *redis.Message:
-			f.lastSeen.Store(now)
+			f.alive(now)
 			if origin, e, ok := decode(m.Payload); ok && origin != f.origin {
 				f.received.Inc()
 				f.deliver(e)
 			}
 		case *redis.Pong:
-			f.lastSeen.Store(now)
+			f.alive(now)
 		}
 		if err == nil {
 			continue
@@ -262,6 +265,14 @@ func (f *Feed) receive(ctx context.Context) {
 		case <-ctx.Done():
 		case <-time.After(retryEvery):
 		}
+	}
+}
+
+// alive records a sign of life of the subscription at now, and counts a lapse when the
+// previous one was a confirm window or more before: Trusts was false in between.
+func (f *Feed) alive(now int64) {
+	if prev := f.lastSeen.Swap(now); f.trustedSince.Load() != 0 && now-prev >= int64(confirmWindow) {
+		f.lapses.Inc()
 	}
 }
 

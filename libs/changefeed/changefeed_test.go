@@ -21,6 +21,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // running is a feed that runs until the test ends, and the events it hands its handlers.
 type running struct {
 	*changefeed.Feed
+	reg    *prometheus.Registry
 	mu     sync.Mutex
 	events []changefeed.Event
 }
@@ -35,7 +36,8 @@ func run(t *testing.T, url, prefix string) *running {
 		}
 		t.Cleanup(func() { _ = rdb.Close() })
 	}
-	r := &running{Feed: changefeed.New(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)), prometheus.NewRegistry())}
+	reg := prometheus.NewRegistry()
+	r := &running{Feed: changefeed.New(rdb, prefix, slog.New(slog.NewTextHandler(io.Discard, nil)), reg), reg: reg}
 	r.OnChange(func(e changefeed.Event) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
@@ -118,6 +120,47 @@ func TestTrustFollowsTheSubscription(t *testing.T) {
 	if f.Trusts(loaded) {
 		t.Error("an entry loaded before the outage is trusted after it")
 	}
+}
+
+func TestAStalledSubscriptionIsALapseNotALoss(t *testing.T) {
+	redis := testkit.StartRedis(t)
+	f := run(t, redis.URL, "lapse:")
+	eventually(t, 2*time.Second, "subscribed", func() bool { return f.Trusts(time.Now()) })
+	loaded := time.Now()
+	rdb, err := redisx.Open(redis.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rdb.Close()
+	// CLIENT PAUSE holds every client's commands, the feed's pings among them, for longer
+	// than the confirm window: the subscription lives but cannot show it.
+	if err := rdb.Do(context.Background(), "CLIENT", "PAUSE", "1500").Err(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 1500*time.Millisecond, "distrust while the pongs are held", func() bool { return !f.Trusts(loaded) })
+	eventually(t, 3*time.Second, "trust again once a pong arrives", func() bool { return f.Trusts(loaded) })
+	if n := counterValue(t, f.reg, "sharenote_changefeed_lapses_total"); n != 1 {
+		t.Errorf("lapses counted %v, want 1", n)
+	}
+	if n := counterValue(t, f.reg, "sharenote_changefeed_subscriptions_total"); n != 1 {
+		t.Errorf("subscriptions %v, want 1: a lapse is not a lost subscription", n)
+	}
+}
+
+// counterValue is the value of the counter name gathered from reg.
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range families {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
 }
 
 func TestWithoutRedisNothingIsTrustedForMoreThanASecond(t *testing.T) {

@@ -138,14 +138,9 @@ type VersionMeta struct {
 
 // Version is one snapshot: the publication as it was before an update.
 type Version struct {
-	Number         int64
-	CreatedAt      time.Time
-	Title          *string
-	Summary        *string
-	Content        string
-	Properties     map[string]any
-	ShowProperties bool
-	ExpiresAt      *time.Time
+	Number    int64
+	CreatedAt time.Time
+	Text
 }
 
 // Storer is what the use cases need from storage; notedb implements it.
@@ -254,8 +249,8 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 		return Publication{}, &TooManyImagesError{Limit: MaxImagesPerPublish}
 	}
 	now := c.Now()
-	p := Publication{CUID: cuid.New(), AccountCUID: accountCUID, Title: d.Title, Summary: d.Summary,
-		ShowProperties: d.ShowProperties, ExpiresAt: d.ExpiresAt, CreatedAt: now, UpdatedAt: now}
+	p := Publication{CUID: cuid.New(), AccountCUID: accountCUID, CreatedAt: now, UpdatedAt: now,
+		Text: Text{Title: d.Title, Summary: d.Summary, ShowProperties: d.ShowProperties, ExpiresAt: d.ExpiresAt}}
 	names := make([]string, len(d.Images))
 	for i, img := range d.Images {
 		names[i] = img.Filename

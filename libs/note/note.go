@@ -48,19 +48,25 @@ const (
 	Unpublished Status = "unpublished"
 )
 
-// Publication is a published note.
-type Publication struct {
-	CUID           string
-	AccountCUID    string
+// Text is a note as its author wrote it, parsed: what a publication holds and what each of
+// its versions keeps.
+type Text struct {
 	Title          *string
 	Summary        *string
 	Content        string
 	Properties     map[string]any
 	ShowProperties bool
 	ExpiresAt      *time.Time
-	Unpublished    bool
-	CreatedAt      time.Time
-	UpdatedAt      time.Time
+}
+
+// Publication is a published note.
+type Publication struct {
+	CUID        string
+	AccountCUID string
+	Text
+	Unpublished bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
 	// HTML is Content rendered and sanitized by version RenderVersion of the renderer; a
 	// RenderVersion of 0 means not rendered yet.
 	HTML          string

@@ -29,23 +29,29 @@ type Store struct {
 // New returns a Store on gdb keeping image bytes in the database's blobs table.
 func New(gdb *gorm.DB) *Store { return &Store{db: gdb, blobs: DBBlobs{}} }
 
-type publicationRow struct {
-	CUID           string `gorm:"column:cuid;primaryKey"`
-	AccountCUID    string `gorm:"column:account_cuid"`
+// textColumns are a note's text (note.Text) as publications and versions store it: the
+// properties as a JSON object.
+type textColumns struct {
 	Title          *string
 	Summary        *string
 	Content        string
 	Properties     *string
 	ShowProperties bool
 	ExpiresAt      *time.Time
-	Unpublished    bool
-	NextVersion    int64
-	CreatedMS      int64     `gorm:"column:created_ms"`
-	CreatedAt      time.Time `gorm:"autoCreateTime:false"`
-	UpdatedAt      time.Time `gorm:"autoUpdateTime:false"`
-	HTML           string    `gorm:"column:html"`
-	RenderVersion  int
-	ETag           string `gorm:"column:etag"`
+}
+
+type publicationRow struct {
+	CUID          string      `gorm:"column:cuid;primaryKey"`
+	AccountCUID   string      `gorm:"column:account_cuid"`
+	Text          textColumns `gorm:"embedded"`
+	Unpublished   bool
+	NextVersion   int64
+	CreatedMS     int64     `gorm:"column:created_ms"`
+	CreatedAt     time.Time `gorm:"autoCreateTime:false"`
+	UpdatedAt     time.Time `gorm:"autoUpdateTime:false"`
+	HTML          string    `gorm:"column:html"`
+	RenderVersion int
+	ETag          string `gorm:"column:etag"`
 }
 
 func (publicationRow) TableName() string { return "publications" }
@@ -70,15 +76,10 @@ func (o ownerRow) settings() account.Settings {
 }
 
 type versionRow struct {
-	PublicationCUID string `gorm:"column:publication_cuid;primaryKey"`
-	Version         int64  `gorm:"primaryKey"`
-	Title           *string
-	Summary         *string
-	Content         string
-	Properties      *string
-	ShowProperties  bool
-	ExpiresAt       *time.Time
-	CreatedAt       time.Time `gorm:"autoCreateTime:false"`
+	PublicationCUID string      `gorm:"column:publication_cuid;primaryKey"`
+	Version         int64       `gorm:"primaryKey"`
+	Text            textColumns `gorm:"embedded"`
+	CreatedAt       time.Time   `gorm:"autoCreateTime:false"`
 }
 
 func (versionRow) TableName() string { return "versions" }
@@ -213,8 +214,7 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		if err := owned(tx, cuid, accountCUID).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row).Error; err != nil {
 			return notFound(err)
 		}
-		snapshot := versionRow{PublicationCUID: cuid, Version: row.NextVersion, Title: row.Title, Summary: row.Summary,
-			Content: row.Content, Properties: row.Properties, ShowProperties: row.ShowProperties, ExpiresAt: row.ExpiresAt, CreatedAt: now}
+		snapshot := versionRow{PublicationCUID: cuid, Version: row.NextVersion, Text: row.Text, CreatedAt: now}
 		if err := tx.Create(&snapshot).Error; err != nil {
 			return err
 		}
@@ -287,12 +287,11 @@ func (s *Store) Version(ctx context.Context, cuid, accountCUID string, number in
 	if err := s.db.WithContext(ctx).Where("publication_cuid = ? AND version = ?", cuid, number).Take(&row).Error; err != nil {
 		return note.Version{}, db.Classify(notFound(err))
 	}
-	props, err := decodeProperties(row.Properties)
+	text, err := fromText(row.Text)
 	if err != nil {
 		return note.Version{}, err
 	}
-	return note.Version{Number: row.Version, CreatedAt: row.CreatedAt, Title: row.Title, Summary: row.Summary, Content: row.Content,
-		Properties: props, ShowProperties: row.ShowProperties, ExpiresAt: row.ExpiresAt}, nil
+	return note.Version{Number: row.Version, CreatedAt: row.CreatedAt, Text: text}, nil
 }
 
 func (s *Store) exists(ctx context.Context, cuid, accountCUID string) error {
@@ -379,7 +378,7 @@ func (s *Store) FindImageView(ctx context.Context, userCUID, noteCUID, filename 
 	i := row.Image
 	img := note.StoredImage{AccountCUID: i.AccountCUID, PublicationCUID: i.PublicationCUID, Filename: i.Filename,
 		MediaType: i.MediaType, Size: i.Size, SHA256: i.SHA256, BlobKey: i.BlobKey, Data: row.Data, CreatedAt: i.CreatedAt}
-	p := note.Publication{CUID: i.PublicationCUID, AccountCUID: i.AccountCUID, ExpiresAt: utc(row.ExpiresAt),
+	p := note.Publication{CUID: i.PublicationCUID, AccountCUID: i.AccountCUID, Text: note.Text{ExpiresAt: utc(row.ExpiresAt)},
 		Unpublished: row.Unpublished, UpdatedAt: row.UpdatedAt.UTC(), ETag: row.PublicationTag}
 	return note.ImageView{Image: img, Note: note.View{Publication: p, Owner: row.Owner.settings()}}, nil
 }
@@ -401,29 +400,47 @@ func (s *Store) CursorKey(ctx context.Context) ([]byte, error) {
 	return key, nil
 }
 
-func toRow(p note.Publication) (publicationRow, error) {
+// toText encodes a note's text for its columns.
+func toText(t note.Text) (textColumns, error) {
 	var props *string
-	if p.Properties != nil {
-		b, err := json.Marshal(p.Properties)
+	if t.Properties != nil {
+		b, err := json.Marshal(t.Properties)
 		if err != nil {
-			return publicationRow{}, fmt.Errorf("%w: %v", note.ErrInvalidProperties, err)
+			return textColumns{}, fmt.Errorf("%w: %v", note.ErrInvalidProperties, err)
 		}
 		s := string(b)
 		props = &s
 	}
-	return publicationRow{CUID: p.CUID, AccountCUID: p.AccountCUID, Title: p.Title, Summary: p.Summary, Content: p.Content,
-		Properties: props, ShowProperties: p.ShowProperties, ExpiresAt: p.ExpiresAt, Unpublished: p.Unpublished,
+	return textColumns{Title: t.Title, Summary: t.Summary, Content: t.Content, Properties: props,
+		ShowProperties: t.ShowProperties, ExpiresAt: t.ExpiresAt}, nil
+}
+
+// fromText decodes a note's text from its columns.
+func fromText(c textColumns) (note.Text, error) {
+	props, err := decodeProperties(c.Properties)
+	if err != nil {
+		return note.Text{}, err
+	}
+	return note.Text{Title: c.Title, Summary: c.Summary, Content: c.Content, Properties: props,
+		ShowProperties: c.ShowProperties, ExpiresAt: utc(c.ExpiresAt)}, nil
+}
+
+func toRow(p note.Publication) (publicationRow, error) {
+	text, err := toText(p.Text)
+	if err != nil {
+		return publicationRow{}, err
+	}
+	return publicationRow{CUID: p.CUID, AccountCUID: p.AccountCUID, Text: text, Unpublished: p.Unpublished,
 		CreatedMS: p.CreatedAt.UnixMilli(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		HTML: p.HTML, RenderVersion: p.RenderVersion, ETag: p.ETag}, nil
 }
 
 func fromRow(r publicationRow) (note.Publication, error) {
-	props, err := decodeProperties(r.Properties)
+	text, err := fromText(r.Text)
 	if err != nil {
 		return note.Publication{}, err
 	}
-	return note.Publication{CUID: r.CUID, AccountCUID: r.AccountCUID, Title: r.Title, Summary: r.Summary, Content: r.Content,
-		Properties: props, ShowProperties: r.ShowProperties, ExpiresAt: utc(r.ExpiresAt), Unpublished: r.Unpublished,
+	return note.Publication{CUID: r.CUID, AccountCUID: r.AccountCUID, Text: text, Unpublished: r.Unpublished,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), HTML: r.HTML, RenderVersion: r.RenderVersion, ETag: r.ETag}, nil
 }
 

@@ -40,8 +40,9 @@ func newFixture(t *testing.T, b testkit.Backend) fixture {
 func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredImage) note.Publication {
 	t.Helper()
 	title := "A title"
-	p := note.Publication{CUID: cuid, AccountCUID: f.owner, Title: &title, Content: "# Hello", ShowProperties: true,
-		Properties: map[string]any{"k": "v"}, CreatedAt: f.now, UpdatedAt: f.now, HTML: "<h1>Hello</h1>", RenderVersion: 1, ETag: etag}
+	p := note.Publication{CUID: cuid, AccountCUID: f.owner,
+		Text:      note.Text{Title: &title, Content: "# Hello", ShowProperties: true, Properties: map[string]any{"k": "v"}},
+		CreatedAt: f.now, UpdatedAt: f.now, HTML: "<h1>Hello</h1>", RenderVersion: 1, ETag: etag}
 	if err := f.store.Create(context.Background(), p, images, 1e9); err != nil {
 		t.Fatal(err)
 	}

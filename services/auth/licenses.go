@@ -3,7 +3,6 @@ package auth
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -58,14 +57,10 @@ func runLicenses(ctx context.Context, env app.Env, args []string) error {
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("licenses "+sub, flag.ContinueOnError)
-	fs.SetOutput(env.Stderr)
 	var f licenseFlags
 	f.define(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", app.ErrUsage, err)
+	if err := app.ParseFlags(fs, args); err != nil {
+		return err
 	}
 	run := func(fn func(*account.Core) (any, error)) error {
 		return app.WithStores(ctx, env, func(gdb *gorm.DB, feed *changefeed.Feed) error {

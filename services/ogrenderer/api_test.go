@@ -33,7 +33,7 @@ func BenchmarkCachedRequest(b *testing.B) {
 	title := "Notes on running Postgres and Redis in a small Kubernetes cluster"
 	summary := "What I learned moving a side project from one VM to a three-node cluster."
 	p := note.Publication{CUID: "k3v9x2m0q8w1e7r4t6y5u2i0", AccountCUID: "a3v9x2m0q8w1e7r4t6y5u2i0",
-		Title: &title, Summary: &summary, UpdatedAt: time.Now()}
+		Text: note.Text{Title: &title, Summary: &summary}, UpdatedAt: time.Now()}
 	reg := prometheus.NewRegistry()
 	reads := readcache.New(64<<20, func(time.Time) bool { return true }, reg)
 	api, err := newAPI(note.NewCore(notes{p: p}, note.Config{Now: time.Now, PublicURL: "http://x"}), reads, reg)

@@ -54,14 +54,20 @@ func within(t *testing.T, start time.Time, limit time.Duration, what string, con
 // the entry is trusted beyond the one second an untrusted entry lives.
 func assertServedFromCache(t *testing.T, s *testkit.Server, cuid string) {
 	t.Helper()
-	loads := metric(t, s, "sharenote_readcache_loads_total")
+	// A busy machine can stall the subscription's pong past the confirm window (a lapse,
+	// counted) or drop it (a resubscription): each may reload the note once, as designed.
+	// Without them, an entry is trusted beyond a second and never reloaded.
+	excused := func() float64 {
+		return metric(t, s, "sharenote_changefeed_lapses_total") + metric(t, s, "sharenote_changefeed_subscriptions_total")
+	}
+	loads, excuses := metric(t, s, "sharenote_readcache_loads_total"), excused()
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	for time.Now().Before(deadline) {
 		content(t, s, cuid)
 		time.Sleep(50 * time.Millisecond)
 	}
-	if n := metric(t, s, "sharenote_readcache_loads_total") - loads; n != 0 {
-		t.Errorf("a cached note was reloaded %v times in 1.5 s, want 0", n)
+	if n, lapses := metric(t, s, "sharenote_readcache_loads_total")-loads, excused()-excuses; n > lapses {
+		t.Errorf("a cached note was reloaded %v times in 1.5 s with %v lapses or resubscriptions of the change feed, want at most that many", n, lapses)
 	}
 }
 
