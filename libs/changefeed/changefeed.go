@@ -102,22 +102,22 @@ type Feed struct {
 	dropped    prometheus.Counter
 }
 
+// counter is the feed's counter sharenote_changefeed_<name>.
+func counter(name, help string) prometheus.Counter {
+	return prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_" + name, Help: help})
+}
+
 // New returns a feed over rdb (nil: this process only) on the channel <prefix>changes,
 // with its metrics registered on reg. Run must be running for events to travel.
 func New(rdb *redis.Client, prefix string, log *slog.Logger, reg prometheus.Registerer) *Feed {
 	f := &Feed{rdb: rdb, channel: prefix + "changes", origin: cuid.New(), log: log, outbox: make(chan Event, queueSize),
 		subscribed: prometheus.NewGauge(prometheus.GaugeOpts{Name: "sharenote_changefeed_subscribed",
 			Help: "1 while this process receives every change made by the others (Redis subscription confirmed alive), else 0: caches then trust nothing older than 1 s."}),
-		resubs: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_subscriptions_total",
-			Help: "Subscriptions confirmed: the first, and one after every lost connection."}),
-		lapses: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_lapses_total",
-			Help: "Times a confirmed subscription went unconfirmed for a while (no message or pong within the confirm window, as on a stalled process): cached entries older than 1 s were re-checked meanwhile."}),
-		received: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_received_total",
-			Help: "Change events received from other processes."}),
-		sendErrors: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_send_errors_total",
-			Help: "Change events that could not be published to Redis."}),
-		dropped: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changefeed_dropped_total",
-			Help: "Change events not published because the outgoing queue was full."}),
+		resubs:     counter("subscriptions_total", "Subscriptions confirmed: the first, and one after every lost connection."),
+		lapses:     counter("lapses_total", "Times a confirmed subscription went unconfirmed for a while (no message or pong within the confirm window, as on a stalled process): cached entries older than 1 s were re-checked meanwhile."),
+		received:   counter("received_total", "Change events received from other processes."),
+		sendErrors: counter("send_errors_total", "Change events that could not be published to Redis."),
+		dropped:    counter("dropped_total", "Change events not published because the outgoing queue was full."),
 	}
 	reg.MustRegister(f.subscribed, f.resubs, f.lapses, f.received, f.sendErrors, f.dropped)
 	return f

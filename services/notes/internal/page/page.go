@@ -161,6 +161,9 @@ var funcs = template.FuncMap{
 	"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 }
 
+// pageTemplate is the note page. Of the X (Twitter) card tags it writes only twitter:card:
+// X reads the title, description and image from the Open Graph tags when its own are
+// absent, so writing both would only say the same thing twice.
 var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!doctype html>
 <html lang="en">
 <head>
@@ -181,10 +184,6 @@ var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!doct
 <meta property="og:image:width" content="1200">
 <meta property="og:image:height" content="630">
 <meta name="twitter:card" content="summary_large_image">
-<meta name="twitter:title" content="{{.DisplayTitle}}">
-{{- if .Summary}}
-<meta name="twitter:description" content="{{.Summary}}">{{end}}
-<meta name="twitter:image" content="{{.ImageURL}}">
 <link rel="canonical" href="{{.URL}}">
 <style>{{.CSS}}</style>
 </head>
