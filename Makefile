@@ -10,6 +10,8 @@ LDFLAGS := -s -w -X github.com/sharenote/sharenote/libs/app.Version=$(VERSION)
 TOOLS := $(CURDIR)/.tools
 STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
+UNPARAM_VERSION := v0.0.0-20260823230713-2fa3d841b0c8
+UNPARAM := $(TOOLS)/unparam-$(UNPARAM_VERSION)
 
 .PHONY: help run build test e2e chaos bench images compose-smoke lint fmt tidy clean
 
@@ -56,14 +58,20 @@ compose-smoke: ## docker-compose.yaml's images and services in podman, with the 
 # The tagged tests (e2e, chaos, load benchmarks) are checked with everything else.
 LINT_TAGS := e2e,chaos,loadbench
 
-lint: $(STATICCHECK) ## gofmt, go vet and staticcheck on every module, tagged tests included.
+lint: $(STATICCHECK) $(UNPARAM) ## gofmt, go vet, staticcheck and unparam on every module, tagged tests included.
 	@out=$$(gofmt -l libs services charts); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	@for m in $(MODULES); do (cd $$m && go vet -tags $(LINT_TAGS) ./... && $(STATICCHECK) -tags $(LINT_TAGS) ./...); done
+	@for m in $(MODULES); do (cd $$m && go vet -tags $(LINT_TAGS) ./... && $(STATICCHECK) -tags $(LINT_TAGS) ./... && $(UNPARAM) ./...); done
 
 $(STATICCHECK):
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) go install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	mv $(TOOLS)/staticcheck $@
+
+# unparam reports parameters and results no caller uses.
+$(UNPARAM):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) GOWORK=off GOFLAGS=-mod=mod go install mvdan.cc/unparam@$(UNPARAM_VERSION)
+	mv $(TOOLS)/unparam $@
 
 fmt: ## Format the Go code.
 	gofmt -w libs services charts

@@ -223,13 +223,13 @@ func (a *api) multipart(c *gin.Context, boundary string, sp *spool) (note.Draft,
 			continue
 		}
 		if !textFields[name] {
-			if _, err := readPart(part, routes.JSONLimit, io.Discard); err != nil {
+			if err := readPart(part, routes.JSONLimit, io.Discard); err != nil {
 				return note.Draft{}, textError(err)
 			}
 			continue
 		}
 		var buf bytes.Buffer
-		if _, err := readPart(part, routes.JSONLimit, &buf); err != nil {
+		if err := readPart(part, routes.JSONLimit, &buf); err != nil {
 			return note.Draft{}, textError(err)
 		}
 		if !utf8.Valid(buf.Bytes()) {
@@ -308,7 +308,7 @@ func readImage(part *multipart.Part, name string, sp *spool) (note.Image, error)
 	img := note.Image{Filename: name, MediaType: mediaType}
 	if sp == nil {
 		buf := bytes.NewBuffer(head)
-		_, err = readPart(part, note.MaxImageBytes-int64(n), buf)
+		err = readPart(part, note.MaxImageBytes-int64(n), buf)
 		img.Data = buf.Bytes()
 	} else {
 		var s spooled
@@ -329,15 +329,15 @@ func readImage(part *multipart.Part, name string, sp *spool) (note.Image, error)
 
 // readPart copies a part of at most limit bytes to w; errPartTooLarge when it is longer.
 // A failed read of the part is returned as it is.
-func readPart(part io.Reader, limit int64, w io.Writer) (int64, error) {
+func readPart(part io.Reader, limit int64, w io.Writer) error {
 	n, err := io.Copy(w, io.LimitReader(part, limit+1))
 	if err != nil {
-		return n, err
+		return err
 	}
 	if n > limit {
-		return n, errPartTooLarge
+		return errPartTooLarge
 	}
-	return n, nil
+	return nil
 }
 
 // textError translates a failed read of a text field.
