@@ -2,10 +2,12 @@ package tests
 
 import (
 	"flag"
+	"fmt"
 	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -93,6 +95,57 @@ func composeNginx() string {
 	return ingress.Server("8080", func(target string) string { return target + ":8080" })
 }
 
+// The lines that open and close compose's generated services, one per target.
+const (
+	targetsBegin = "  # One service per target: generated from libs/routes.Targets (charts/tests,\n" +
+		"  # `go test -run Compose -update`); nothing to edit by hand down to the end marker.\n"
+	targetsEnd = "  # (end of the targets)\n"
+)
+
+// composeTargets is the generated block of compose services: one per target, each the one
+// image serving its target.
+func composeTargets() string {
+	var b strings.Builder
+	for _, target := range routes.Targets {
+		fmt.Fprintf(&b, "  %s:\n    <<: *sharenote\n    command: [\"serve\", \"--target\", %q]\n\n", target, target)
+	}
+	return b.String()
+}
+
+// composeDependsOn is nginx's generated depends_on line: it resolves every target's
+// address when it starts.
+func composeDependsOn() string {
+	return "    depends_on: [" + strings.Join(routes.Targets, ", ") + "]\n"
+}
+
+// TestComposeServicesAreTheTargets keeps compose's target services and nginx's
+// dependencies the generator's output; -update rewrites them.
+func TestComposeServicesAreTheTargets(t *testing.T) {
+	_, raw := loadCompose(t)
+	text := string(raw)
+	begin, end := strings.Index(text, targetsBegin), strings.Index(text, targetsEnd)
+	if begin < 0 || end < begin {
+		t.Fatal("docker-compose.yaml lacks the markers of its generated target services")
+	}
+	got := text[begin+len(targetsBegin) : end]
+	deps := regexp.MustCompile(`(?m)^    depends_on: \[.*\]\n`)
+	want := "  #\n" + composeTargets()
+	if *update {
+		text = text[:begin+len(targetsBegin)] + want + text[end:]
+		text = deps.ReplaceAllLiteralString(text, composeDependsOn())
+		if err := os.WriteFile(filepath.Join(repoRoot(t), "docker-compose.yaml"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got != want {
+		t.Errorf("docker-compose.yaml's target services are not routes.Targets'; run `go test -run Compose -update` in charts/tests.\n--- got\n%s--- want\n%s", got, want)
+	}
+	if lines := deps.FindAllString(text, -1); len(lines) != 1 || lines[0] != composeDependsOn() {
+		t.Errorf("nginx's depends_on %q, want %q", lines, composeDependsOn())
+	}
+}
+
 func TestComposeIngressIsTheRoutesTable(t *testing.T) {
 	if *update {
 		rewriteComposeNginx(t)
@@ -167,8 +220,10 @@ func TestComposeRunsEveryTargetFromTheOneImage(t *testing.T) {
 			t.Errorf("%s does not wait for the migration to complete", s)
 		}
 	}
-	if iv := c.Services["images"].Environment["SHARE_REAP_INTERVAL"]; iv == "" || iv == "0" {
-		t.Errorf("images SHARE_REAP_INTERVAL = %q: nothing reaps on a schedule", iv)
+	for _, target := range routes.Targets {
+		if iv := c.Services[target].Environment["SHARE_REAP_INTERVAL"]; iv == "" || iv == "0" {
+			t.Errorf("%s SHARE_REAP_INTERVAL = %q: nothing reaps on a schedule", target, iv)
+		}
 	}
 	if !slices.Contains(c.Services["reaper"].Profiles, "tools") {
 		t.Error("the one-shot reaper would run (and exit) on every `compose up`: give it a profile")

@@ -123,8 +123,9 @@ func yamlScalar(s string) string {
 	return string(b)
 }
 
-// routesTemplate returns the content of templates/_routes.tpl for a routes table.
-func routesTemplate(table []*routes.Route) (string, error) {
+// routesTemplate returns the content of templates/_routes.tpl for the targets and the
+// routes table.
+func routesTemplate(targets []string, table []*routes.Route) (string, error) {
 	rules, err := ingressRules(table)
 	if err != nil {
 		return "", err
@@ -145,6 +146,16 @@ target through these rules and that no rule is unused.
 		fmt.Fprintf(&b, "- {path: %s, pathType: %s, target: %s}\n", yamlScalar(r.Path), r.PathType, yamlScalar(r.Target))
 	}
 	b.WriteString("{{- end -}}\n")
+	b.WriteString(`
+{{/*
+The targets (libs/routes.Targets), in deployment order: one Deployment each in split mode.
+*/}}
+{{- define "sharenote.targets" -}}
+`)
+	for _, t := range targets {
+		fmt.Fprintf(&b, "- %s\n", yamlScalar(t))
+	}
+	b.WriteString("{{- end -}}\n")
 	return b.String(), nil
 }
 
@@ -152,7 +163,7 @@ target through these rules and that no rule is unused.
 // table's: the committed _routes.tpl must be the generator's output. `go test -run Routes
 // -update` rewrites it (and, as the flag is shared, the compose nginx of the same table).
 func TestRoutesTemplateIsGeneratedFromTheTable(t *testing.T) {
-	want, err := routesTemplate(routes.Table)
+	want, err := routesTemplate(routes.Targets, routes.Table)
 	if err != nil {
 		t.Fatalf("the routes table cannot be routed by an Ingress: %v", err)
 	}
@@ -232,7 +243,7 @@ func TestIngressRulesGenerator(t *testing.T) {
 	}
 
 	// Paths that YAML would misread are quoted.
-	s, err := routesTemplate([]*routes.Route{rt("/api/a b,{c}", "x")})
+	s, err := routesTemplate([]string{"x"}, []*routes.Route{rt("/api/a b,{c}", "x")})
 	if err != nil || !strings.Contains(s, `path: "/api/a b,{c}"`) {
 		t.Errorf("routesTemplate = %q, %v", s, err)
 	}
@@ -241,41 +252,35 @@ func TestIngressRulesGenerator(t *testing.T) {
 // TestChartServicesAreTheTargets keeps the chart's per-target settings, the schema's list
 // of allowed keys and the targets of libs/routes one list: every target gets a Deployment,
 // and no Deployment runs a target the binary does not have.
+// TestChartServicesAreTheTargets checks that the chart deploys the targets of the
+// generated list whatever the values say of them: services only overrides settings of a
+// target (with none at all, every target still gets its Deployment), and a services key
+// that is no target fails the render.
 func TestChartServicesAreTheTargets(t *testing.T) {
-	want := slices.Sorted(slices.Values(routes.Targets))
-	c := loadChart(t)
-	services, ok := c.Values["services"].(map[string]any)
-	if !ok {
-		t.Fatalf("values.yaml services = %T, want a map", c.Values["services"])
-	}
-	if got := slices.Sorted(maps.Keys(services)); !slices.Equal(got, want) {
-		t.Errorf("values.yaml services %v, want routes.Targets %v", got, want)
-	}
-	var schema struct {
-		Properties struct {
-			Services struct {
-				Properties map[string]any `json:"properties"`
-				Required   []string       `json:"required"`
-			} `json:"services"`
-		} `json:"properties"`
-	}
-	if err := json.Unmarshal(c.Schema, &schema); err != nil {
-		t.Fatal(err)
-	}
-	s := schema.Properties.Services
-	if got := slices.Sorted(maps.Keys(s.Properties)); !slices.Equal(got, want) {
-		t.Errorf("values.schema.json services properties %v, want routes.Targets %v", got, want)
-	}
-	if got := slices.Sorted(slices.Values(s.Required)); !slices.Equal(got, want) {
-		t.Errorf("values.schema.json services required %v, want routes.Targets %v", got, want)
-	}
-	for _, f := range []string{"values-dev.yaml", "values-prod.yaml"} {
+	for _, f := range []string{"values.yaml", "values-dev.yaml", "values-prod.yaml"} {
 		if m, ok := readValues(t, f)["services"].(map[string]any); ok {
 			for k := range m {
 				if !slices.Contains(routes.Targets, k) {
 					t.Errorf("%s: services.%s is not a target", f, k)
 				}
 			}
+		}
+	}
+	r, err := renderErr(t, map[string]any{"services": nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deployed []string
+	for _, d := range all[appsv1.Deployment](r) {
+		deployed = append(deployed, d.Labels["app.kubernetes.io/component"])
+	}
+	if want := slices.Sorted(slices.Values(routes.Targets)); !slices.Equal(slices.Sorted(slices.Values(deployed)), want) {
+		t.Errorf("with no services values, Deployments of %v, want one per target %v", deployed, want)
+	}
+	for _, typo := range []string{"note", "authh", "reaper"} {
+		if _, err := renderErr(t, map[string]any{"services": map[string]any{typo: map[string]any{}}}); err == nil ||
+			!strings.Contains(err.Error(), "services."+typo+" is not a target") {
+			t.Errorf("services.%s: %v, want a failed render naming it", typo, err)
 		}
 	}
 }

@@ -86,8 +86,8 @@ SHARE_PUBLIC_URL: publicURL, or derived from the Ingress host.
 
 {{/*
 The serving workloads as a YAML map, name → settings: one per target in split mode (the
-keys of services, which the schema limits to libs/routes.Targets) or the one all-in-one
-process, each merged over serviceDefaults. Every per-workload template (Deployment,
+generated list of _routes.tpl, each merged with its optional entry of services) or the one
+all-in-one process, each merged over serviceDefaults. Every per-workload template (Deployment,
 Service, HPA, PDB) ranges over this one map, so no template is written per target. Each
 entry also carries "args": the one image's `serve --target <target>`, or `--target all`.
 */}}
@@ -98,8 +98,9 @@ entry also carries "args": the one image's `serve --target <target>`, or `--targ
 {{- $_ := set $w "args" (list "serve" "--target" "all") -}}
 {{- $_ = set $out "all-in-one" $w -}}
 {{- else -}}
-{{- range $name, $svc := .Values.services -}}
-{{- $w := mergeOverwrite (deepCopy $.Values.serviceDefaults) (deepCopy (default dict $svc)) -}}
+{{- $services := default dict .Values.services -}}
+{{- range $name := include "sharenote.targets" . | fromYamlArray -}}
+{{- $w := mergeOverwrite (deepCopy $.Values.serviceDefaults) (deepCopy (default dict (index $services $name))) -}}
 {{- $_ := set $w "args" (list "serve" "--target" $name) -}}
 {{- $_ = set $out $name $w -}}
 {{- end -}}
@@ -185,6 +186,12 @@ combination fails whatever is rendered.
 {{- $w := mergeOverwrite (deepCopy .Values.serviceDefaults) (deepCopy (default dict .Values.allInOne)) -}}
 {{- if or (ne .Values.mode "allInOne") $w.hpa.enabled (gt (int $w.replicas) 1) -}}
 {{- fail "redis: the rate limits of more than one process are shared in Redis; set redis.existingSecret or redis.url (only allInOne with one replica and no HPA may do without)" -}}
+{{- end -}}
+{{- end -}}
+{{- $targets := include "sharenote.targets" . | fromYamlArray -}}
+{{- range $name, $_ := .Values.services -}}
+{{- if not (has $name $targets) -}}
+{{- fail (printf "services.%s is not a target (targets: %s)" $name (join ", " $targets)) -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.host) -}}

@@ -19,3 +19,14 @@ target through these rules and that no rule is unused.
 - {path: /s, pathType: Prefix, target: notes}
 - {path: /api/openapi.json, pathType: Exact, target: notes}
 {{- end -}}
+
+{{/*
+The targets (libs/routes.Targets), in deployment order: one Deployment each in split mode.
+*/}}
+{{- define "sharenote.targets" -}}
+- auth
+- publish
+- notes
+- images
+- og-renderer
+{{- end -}}
