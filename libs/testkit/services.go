@@ -41,18 +41,22 @@ var (
 	cleanups          []func()
 )
 
+// findServer returns the URL of a server, in this order: the variable env names, local
+// when something answers on addr, or a throw-away server that start starts.
+func findServer(env, addr, local string, start func() (string, error)) (string, error) {
+	if u := os.Getenv(env); u != "" {
+		return u, nil
+	}
+	if answers(addr) {
+		return local, nil
+	}
+	return start()
+}
+
 // postgresServer returns the URL of a Postgres server's maintenance database.
 func postgresServer() (string, error) {
 	pgOnce.Do(func() {
-		if u := os.Getenv("SHARE_TEST_DATABASE_URL"); u != "" {
-			pgURL = u
-			return
-		}
-		if answers("127.0.0.1:5432") {
-			pgURL = localPostgres
-			return
-		}
-		pgURL, pgErr = startPostgres()
+		pgURL, pgErr = findServer("SHARE_TEST_DATABASE_URL", "127.0.0.1:5432", localPostgres, startPostgres)
 	})
 	return pgURL, pgErr
 }
@@ -60,15 +64,7 @@ func postgresServer() (string, error) {
 // redisServer returns the URL of a Redis server.
 func redisServer() (string, error) {
 	redisOnce.Do(func() {
-		if u := os.Getenv("SHARE_TEST_REDIS_URL"); u != "" {
-			redisURL = u
-			return
-		}
-		if answers("127.0.0.1:6379") {
-			redisURL = localRedis
-			return
-		}
-		redisURL, redisErr = startRedis()
+		redisURL, redisErr = findServer("SHARE_TEST_REDIS_URL", "127.0.0.1:6379", localRedis, startRedis)
 	})
 	return redisURL, redisErr
 }
