@@ -139,28 +139,12 @@ func TestAStalledSubscriptionIsALapseNotALoss(t *testing.T) {
 	}
 	eventually(t, 1500*time.Millisecond, "distrust while the pongs are held", func() bool { return !f.Trusts(loaded) })
 	eventually(t, 3*time.Second, "trust again once a pong arrives", func() bool { return f.Trusts(loaded) })
-	if n := counterValue(t, f.reg, "sharenote_changefeed_lapses_total"); n != 1 {
+	if n := testkit.Metric(t, f.reg, "sharenote_changefeed_lapses_total"); n != 1 {
 		t.Errorf("lapses counted %v, want 1", n)
 	}
-	if n := counterValue(t, f.reg, "sharenote_changefeed_subscriptions_total"); n != 1 {
+	if n := testkit.Metric(t, f.reg, "sharenote_changefeed_subscriptions_total"); n != 1 {
 		t.Errorf("subscriptions %v, want 1: a lapse is not a lost subscription", n)
 	}
-}
-
-// counterValue is the value of the counter name gathered from reg.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range families {
-		if mf.GetName() == name {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no metric %s", name)
-	return 0
 }
 
 func TestWithoutRedisNothingIsTrustedForMoreThanASecond(t *testing.T) {

@@ -4,7 +4,7 @@
 // response of the HTTP suites against it, so the document cannot drift from the service.
 //
 // The package deliberately depends on a YAML library only: the validator (kin-openapi)
-// lives in the test kit, so service binaries stay lean.
+// lives in the test kit, so the binary stays lean.
 package openapi
 
 import (

@@ -304,7 +304,7 @@ func TestBatchedLimitsLocallyWithoutStallingWhileRedisIsDown(t *testing.T) {
 		t.Fatalf("with Redis down %d calls took over 5ms, the slowest %s; want one at most, within the sync timeout (%s)",
 			slow, slowest, syncTimeout)
 	}
-	if got := counterValue(t, reg, "sharenote_ratelimit_sync_errors_total"); got < 1 {
+	if got := testkit.Metric(t, reg, "sharenote_ratelimit_sync_errors_total"); got < 1 {
 		t.Fatalf("sharenote_ratelimit_sync_errors_total = %v, want the failed syncs counted", got)
 	}
 	if n := len(logLines(logs)); n != 1 {

@@ -239,22 +239,6 @@ func TestRedisPrefixesAreIndependent(t *testing.T) {
 	spendBurst(t, b, "ip", perMinute)
 }
 
-// errorsTotal reads sharenote_ratelimit_errors_total from reg.
-func errorsTotal(t *testing.T, reg *prometheus.Registry) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == "sharenote_ratelimit_errors_total" {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatal("sharenote_ratelimit_errors_total is not registered")
-	return 0
-}
-
 // logLines returns the non-empty lines written to buf.
 func logLines(buf *testkit.SyncBuffer) []string {
 	var out []string
@@ -282,7 +266,7 @@ func TestFailOpenAdmitsRequestsWhileRedisIsDown(t *testing.T) {
 			t.Fatalf("call %d: (%+v, %v), want allowed without error", i+1, res, err)
 		}
 	}
-	if got := errorsTotal(t, reg); got != calls {
+	if got := testkit.Metric(t, reg, "sharenote_ratelimit_errors_total"); got != calls {
 		t.Errorf("sharenote_ratelimit_errors_total = %v, want %d", got, calls)
 	}
 	lines := logLines(logs)
@@ -337,7 +321,7 @@ func TestFailOpenLogsOncePerInterval(t *testing.T) {
 	if n := len(logLines(logs)); n != 1 {
 		t.Fatalf("%d concurrent failures logged %d lines, want 1", workers, n)
 	}
-	if got := errorsTotal(t, reg); got != workers {
+	if got := testkit.Metric(t, reg, "sharenote_ratelimit_errors_total"); got != workers {
 		t.Fatalf("sharenote_ratelimit_errors_total = %v, want %d (every failure counts)", got, workers)
 	}
 
@@ -367,7 +351,7 @@ func TestFailOpenSkipsTheBackendDuringTheCooldown(t *testing.T) {
 	if got := backend.calls.Load(); got != 1 {
 		t.Fatalf("the backend was asked %d times, want once: the cooldown must spare a down Redis and the request its timeout", got)
 	}
-	if got := errorsTotal(t, reg); got != calls+1 {
+	if got := testkit.Metric(t, reg, "sharenote_ratelimit_errors_total"); got != calls+1 {
 		t.Fatalf("sharenote_ratelimit_errors_total = %v, want %d (skipped checks count too)", got, calls+1)
 	}
 }
@@ -392,7 +376,7 @@ func TestFailOpenPassesDecisionsThrough(t *testing.T) {
 	if res := allow(t, lim, "ip", perMinute); res.Allowed || res.RetryAfter != perMinute.Interval() {
 		t.Fatalf("over the limit through FailOpen: %+v, want the backend's rejection", res)
 	}
-	if got := errorsTotal(t, reg); got != 0 {
+	if got := testkit.Metric(t, reg, "sharenote_ratelimit_errors_total"); got != 0 {
 		t.Errorf("sharenote_ratelimit_errors_total = %v with a healthy backend, want 0", got)
 	}
 	if logs.String() != "" {
@@ -448,22 +432,6 @@ func TestMiddlewareAnswers429WithRetryAfter(t *testing.T) {
 	if w.Code != http.StatusTooManyRequests || body.Error != "rate_limited" || w.Header().Get("Retry-After") != "90" {
 		t.Fatalf("second request: %d %s Retry-After %q, want 429 rate_limited with Retry-After 90", w.Code, w.Body, w.Header().Get("Retry-After"))
 	}
-}
-
-// counterValue reads the value of an unlabelled counter from reg.
-func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name {
-			return mf.GetMetric()[0].GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("%s is not registered", name)
-	return 0
 }
 
 // cancelOnSend cancels a request's context while its command is on the way to Redis, as a
@@ -569,7 +537,7 @@ func TestRequestsCancelledByTheirClientNeitherOpenNorSpendTheLimit(t *testing.T)
 			if lt.name == "batched" {
 				errName = "sharenote_ratelimit_sync_errors_total"
 			}
-			if got := counterValue(t, reg, errName); got != 0 {
+			if got := testkit.Metric(t, reg, errName); got != 0 {
 				t.Errorf("%s = %v, want 0", errName, got)
 			}
 			if lt.name == "redis" && normalAllowed != l.Rate {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/changefeed"
 	"github.com/sharenote/sharenote/libs/readcache"
+	"github.com/sharenote/sharenote/libs/testkit"
 )
 
 // trusted is a feed that vouches for everything: entries are fresh until dropped.
@@ -161,19 +162,9 @@ func TestTheByteBoundHolds(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
+	if v := testkit.Metric(t, reg, "sharenote_readcache_bytes"); v > bound || v < bound/2 {
+		t.Errorf("cache holds %v bytes, want at most %d (and not far below)", v, bound)
 	}
-	for _, mf := range mfs {
-		if mf.GetName() == "sharenote_readcache_bytes" {
-			if v := mf.GetMetric()[0].GetGauge().GetValue(); v > bound || v < bound/2 {
-				t.Errorf("cache holds %v bytes, want at most %d (and not far below)", v, bound)
-			}
-			return
-		}
-	}
-	t.Error("no sharenote_readcache_bytes metric")
 }
 
 func TestAnEntryLargerThanASixteenthIsNotStored(t *testing.T) {

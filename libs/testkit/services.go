@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
@@ -264,4 +265,15 @@ func withDatabase(serverURL, name string) string {
 // randomName returns a lowercase identifier safe for database names and key prefixes.
 func randomName(prefix string) string {
 	return prefix + cuid.New()[:16]
+}
+
+// Responds reports whether a GET of url answers status now: what a test polls while a
+// process it started comes up.
+func Responds(url string, status int) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == status
 }

@@ -437,14 +437,7 @@ func startStack(t *testing.T, nginxBin string) *stack {
 			p := startProcess(t, s, st.bin, []string{"serve", "--target", s}, commandEnv(config))
 			st.procs = append(st.procs, p)
 			upstreams[s] = addr
-			p.waitFor(t, "ready", func() bool {
-				resp, err := http.Get("http://" + admin + "/readyz")
-				if err != nil {
-					return false
-				}
-				resp.Body.Close()
-				return resp.StatusCode == 200
-			})
+			p.waitFor(t, "ready", func() bool { return testkit.Responds("http://"+admin+"/readyz", http.StatusOK) })
 		}
 	}
 	st.nginx = startNginx(t, nginxBin, listen, upstreams)
@@ -475,14 +468,7 @@ func startNginx(t *testing.T, bin, listen string, upstreams map[string]string) *
 	}
 	p := startProcess(t, "nginx", bin, []string{"-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", conf}, os.Environ())
 	p.extraLog = filepath.Join(dir, "error.log")
-	p.waitFor(t, "listening", func() bool {
-		resp, err := http.Get("http://" + listen + "/api/nothing-here")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 404
-	})
+	p.waitFor(t, "listening", func() bool { return testkit.Responds("http://"+listen+"/api/nothing-here", http.StatusNotFound) })
 	return p
 }
 

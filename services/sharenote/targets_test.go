@@ -36,11 +36,8 @@ func serveTargets(t *testing.T, b testkit.Backend, list string) string {
 		}
 	})
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if resp, err := http.Get("http://" + admin + "/readyz"); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return "http://" + addr
-			}
+		if testkit.Responds("http://"+admin+"/readyz", http.StatusOK) {
+			return "http://" + addr
 		}
 	}
 	t.Fatalf("serve --target %s did not become ready", list)
