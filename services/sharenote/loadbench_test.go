@@ -49,6 +49,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // The "pgx" driver of database/sql, for the bare publish handler.
 
 	"github.com/sharenote/sharenote/libs/cuid"
+	sharedb "github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/render"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/libs/testkit/load"
@@ -480,8 +481,8 @@ func benchPublish(t *testing.T, cfg benchConfig, rep *report) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
-	db.SetMaxOpenConns(20)
-	db.SetMaxIdleConns(10)
+	db.SetMaxOpenConns(sharedb.MaxConns)
+	db.SetMaxIdleConns(sharedb.MaxConns)
 	if _, err := db.Exec(`CREATE TABLE loadbench_bare_publish (id BIGSERIAL PRIMARY KEY, body TEXT NOT NULL)`); err != nil {
 		t.Fatal(err)
 	}
