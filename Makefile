@@ -12,8 +12,12 @@ STATICCHECK_VERSION := v0.8.2
 STATICCHECK := $(TOOLS)/staticcheck-$(STATICCHECK_VERSION)
 UNPARAM_VERSION := v0.0.0-20260823230713-2fa3d841b0c8
 UNPARAM := $(TOOLS)/unparam-$(UNPARAM_VERSION)
+# The tests' throw-away S3 server; libs/testkit finds it here (or through this variable).
+MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
+MINIO := $(TOOLS)/minio-$(MINIO_VERSION)
+export SHARE_TEST_MINIO_BIN := $(MINIO)
 
-.PHONY: help run build test e2e chaos bench images compose-smoke lint fmt tidy clean
+.PHONY: help run build test e2e chaos bench images compose-smoke lint minio fmt tidy clean
 
 help: ## Show the targets.
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -24,7 +28,7 @@ run: build ## Build and serve the whole API on the embedded default (SQLite, in-
 build: ## Build the one binary, bin/sharenote (every target and command).
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o bin/sharenote ./services/sharenote/cmd/sharenote
 
-test: ## Run every test of every module against real Postgres and Redis.
+test: $(MINIO) ## Run every test of every module against real Postgres, Redis and MinIO.
 	@failed=""; for m in $(MODULES); do \
 		echo "== $$m"; \
 		(cd $$m && go test -count=1 ./...) || failed="$$failed $$m"; \
@@ -32,13 +36,13 @@ test: ## Run every test of every module against real Postgres and Redis.
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
 	@$(MAKE) --no-print-directory e2e
 
-e2e: ## The five services as separate processes behind nginx, end to end on Postgres and Redis.
+e2e: $(MINIO) ## The five services as separate processes behind nginx, end to end on Postgres, Redis and MinIO.
 	cd services/sharenote && go test -count=1 -tags e2e -run E2E -v .
 
-chaos: ## Fault tests on throw-away Postgres and Redis: outages under load, slow bodies, big uploads, SIGTERM.
+chaos: $(MINIO) ## Fault tests on throw-away Postgres and Redis: outages under load, slow bodies, big uploads, SIGTERM.
 	cd services/sharenote && go test -count=1 -tags chaos -run Chaos -v -timeout 20m .
 
-bench: ## Micro-benchmarks, then load benchmarks vs bare handlers on Postgres + Redis (table; load part ~3 min).
+bench: $(MINIO) ## Micro-benchmarks, then load benchmarks vs bare handlers on Postgres + Redis + MinIO (table; load part ~3 min).
 	@for m in $(MODULES); do \
 		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime 100x ./... | grep -E '^(Benchmark|ok|FAIL|---)'); \
 	done
@@ -72,6 +76,13 @@ $(UNPARAM):
 	@mkdir -p $(TOOLS)
 	GOBIN=$(TOOLS) GOWORK=off GOFLAGS=-mod=mod go install mvdan.cc/unparam@$(UNPARAM_VERSION)
 	mv $(TOOLS)/unparam $@
+
+minio: $(MINIO) ## Build the pinned MinIO server the tests start (once; ~150 MB, a few minutes).
+
+$(MINIO):
+	@mkdir -p $(TOOLS)
+	GOBIN=$(TOOLS) GOWORK=off GOFLAGS=-mod=mod go install github.com/minio/minio@$(MINIO_VERSION)
+	mv $(TOOLS)/minio $@
 
 fmt: ## Format the Go code.
 	gofmt -w libs services charts

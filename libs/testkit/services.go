@@ -1,11 +1,13 @@
-// Package testkit gives tests real infrastructure: a fresh Postgres database and an
-// isolated Redis key space per test, the embedded default (SQLite + in-process limits)
-// for the same suites, and a helper that serves modules on random ports.
+// Package testkit gives tests real infrastructure: a fresh Postgres database, an
+// isolated Redis key space and an S3 bucket per test, the embedded default (SQLite,
+// in-process limits, files) for the same suites, and a helper that serves modules on
+// random ports.
 //
 // Servers are found in this order: SHARE_TEST_DATABASE_URL / SHARE_TEST_REDIS_URL; the
 // local servers on 127.0.0.1:5432 and 127.0.0.1:6379; throw-away servers started from
-// local binaries (initdb/postgres, redis-server). If none is possible the test fails with
-// one line naming what to install.
+// local binaries (initdb/postgres, redis-server). Buckets are made in SHARE_TEST_S3_URL's
+// server or in a throw-away MinIO, from the binary `make minio` builds. If none is
+// possible the test fails with one line naming what to install.
 package testkit
 
 import (
