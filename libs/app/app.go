@@ -27,6 +27,8 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/authn"
+	"github.com/sharenote/sharenote/libs/blob"
+	"github.com/sharenote/sharenote/libs/blob/blobstore"
 	"github.com/sharenote/sharenote/libs/changefeed"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/db"
@@ -97,6 +99,7 @@ type Options struct {
 type App struct {
 	deps     Deps
 	db       *gorm.DB
+	blobs    blob.Store
 	jobs     []Job
 	engine   *gin.Engine
 	admin    http.Handler
@@ -159,13 +162,16 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	reads := readcache.New(cfg.CacheBytes, a.feed.Fresh, reg)
 	a.feed.OnChange(reads.Drop)
 	a.db = gdb
+	if a.blobs, err = blobstore.Open(ctx, cfg.BlobURL, opts.Getenv); err != nil {
+		return nil, fmt.Errorf("SHARE_BLOB_URL: %w", err)
+	}
 	accounts := accountdb.New(gdb)
-	notes := notedb.New(gdb)
+	notes := notedb.New(gdb, a.blobs)
 	a.deps = Deps{Config: cfg, Log: log,
 		Accounts: account.NewCore(accounts, now, a.feed),
 		Settings: account.NewSettingsCore(accounts, cfg.ImageQuotaBytes, a.feed),
 		Notes: note.NewCore(notes, note.Config{Now: now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes,
-			Renderer: Renderer{}, Notifier: a.feed}),
+			Renderer: Renderer{}, Blobs: a.blobs, Notifier: a.feed}),
 		Reads:    reads,
 		Registry: reg, Tracer: tp, Now: now}
 	sessions := authn.NewCache(a.deps.Accounts, a.feed.Fresh, now)
@@ -186,7 +192,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		return nil, err
 	}
 	a.dependencyUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sharenote_dependency_up",
-		Help: "1 while a shared dependency (database, redis) answered its last check, else 0; checked by /readyz and by every scrape."},
+		Help: "1 while a shared dependency (database, object_store, redis) answered its last check, else 0; checked by /readyz and by every scrape."},
 		[]string{"dependency"})
 	// A scrape checks the dependencies first, so that the gauge is current even where
 	// nothing probes /readyz (compose, systemd).
@@ -218,6 +224,9 @@ func OpenDB(ctx context.Context, url string, tp trace.TracerProvider) (*gorm.DB,
 // the domain's cores.
 func (a *App) DB() *gorm.DB { return a.db }
 
+// Blobs returns the process's object store, for tests that inspect what it keeps.
+func (a *App) Blobs() blob.Store { return a.blobs }
+
 // Deps returns the dependencies the modules were built from.
 func (a *App) Deps() Deps { return a.deps }
 
@@ -242,12 +251,13 @@ func (a *App) Readiness(ctx context.Context) httpx.Readiness {
 	return httpx.Readiness{Status: httpx.StatusReady, Checks: a.checkDependencies(ctx)}
 }
 
-// checkDependencies pings the database and, when configured, Redis, each within
+// checkDependencies pings the database, the object store and, when configured, Redis, each within
 // dependencyTimeout, records the result in sharenote_dependency_up and returns each
 // dependency's state.
 func (a *App) checkDependencies(ctx context.Context) map[string]string {
 	checks := map[string]func(context.Context) error{
-		"database": func(ctx context.Context) error { return db.Ping(ctx, a.db) },
+		"database":     func(ctx context.Context) error { return db.Ping(ctx, a.db) },
+		"object_store": a.blobs.Ping,
 	}
 	if a.rdb != nil {
 		checks["redis"] = func(ctx context.Context) error { return redisx.Ping(ctx, a.rdb) }

@@ -147,12 +147,14 @@ func TestReadyzReportsEachDependency(t *testing.T) {
 		if b.RedisURL == "" {
 			wantRedis, wantRedisUp = "not configured", ""
 		}
-		want := httpx.Readiness{Status: "ready", Checks: map[string]string{"database": "up", "redis": wantRedis}}
+		want := httpx.Readiness{Status: "ready", Checks: map[string]string{"database": "up", "object_store": "up", "redis": wantRedis}}
 		if status != http.StatusOK || !reflect.DeepEqual(rd, want) {
 			t.Errorf("/readyz = %d %+v, want 200 %+v", status, rd, want)
 		}
-		if got := dependencyUp(t, s, "database"); got != "1" {
-			t.Errorf(`sharenote_dependency_up{dependency="database"} = %q, want 1`, got)
+		for _, d := range []string{"database", "object_store"} {
+			if got := dependencyUp(t, s, d); got != "1" {
+				t.Errorf(`sharenote_dependency_up{dependency=%q} = %q, want 1`, d, got)
+			}
 		}
 		if got := dependencyUp(t, s, "redis"); got != wantRedisUp {
 			t.Errorf(`sharenote_dependency_up{dependency="redis"} = %q, want %q`, got, wantRedisUp)
@@ -192,6 +194,25 @@ func TestRedisDownFailsOpenAndStaysReady(t *testing.T) {
 	}
 	if n := strings.Count(s.Logs.String(), "rate limiter cannot reach redis"); n != 1 {
 		t.Errorf("logged the Redis outage %d times, want once per interval", n)
+	}
+}
+
+func TestObjectStoreDownStaysReadyAndNamesIt(t *testing.T) {
+	minio := testkit.StartMinIO(t)
+	b := testkit.PostgresBackend(t)
+	b.BlobEnv = minio.Bucket(t).Env
+	s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+	minio.Stop()
+	status, rd := readiness(t, s)
+	if status != http.StatusOK || rd.Status != "ready" || rd.Checks["object_store"] != "down" || rd.Checks["database"] != "up" {
+		t.Errorf("/readyz = %d %+v with the object store down, want 200 ready with object_store down", status, rd)
+	}
+	if got := dependencyUp(t, s, "object_store"); got != "0" {
+		t.Errorf(`sharenote_dependency_up{dependency="object_store"} = %q with the store down, want 0`, got)
+	}
+	minio.Start()
+	if _, rd := readiness(t, s); rd.Checks["object_store"] != "up" {
+		t.Errorf("/readyz %+v once the store is back, want object_store up", rd)
 	}
 }
 

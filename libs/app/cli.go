@@ -145,25 +145,8 @@ func (p Program) commands() map[string]Command {
 	cmds := map[string]Command{
 		"serve": {Name: "serve", Summary: "serve the API's targets (public and admin listeners)", Usage: "[--target LIST]",
 			Flags: func(fs *flag.FlagSet) { serveFlags(fs) }, Run: p.serve},
-		"migrate": {Name: "migrate", Summary: "apply pending database migrations", Run: func(ctx context.Context, env Env, args []string) error {
-			if err := noArgs(args); err != nil {
-				return err
-			}
-			cfg, err := config.Load(env.Getenv)
-			if err != nil {
-				return err
-			}
-			gdb, err := db.Open(ctx, cfg.DatabaseURL, noop.NewTracerProvider())
-			if err != nil {
-				return err
-			}
-			defer db.Close(gdb)
-			if err := db.Migrate(ctx, gdb); err != nil {
-				return err
-			}
-			_, err = fmt.Fprintln(env.Stdout, `{"status":"migrated"}`)
-			return err
-		}},
+		"migrate": {Name: "migrate", Summary: "apply pending database migrations, then copy image bytes kept in the database into the object store",
+			Run: runMigrate},
 		"routes": {Name: "routes", Summary: "print the routes table, or with --targets the targets, one a line", Usage: "[--targets]",
 			Flags: func(fs *flag.FlagSet) { routesFlags(fs) }, Run: func(_ context.Context, env Env, args []string) error {
 				fs := flag.NewFlagSet("routes", flag.ContinueOnError)

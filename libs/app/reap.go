@@ -12,15 +12,20 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/accountdb"
+	"github.com/sharenote/sharenote/libs/blob/blobstore"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/logging"
+	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/notedb"
 )
 
 // reapCommand is the reaper CronJob's one-shot run (`sharenote reap`): it
-// deletes the bytes of images of unpublished notes, then the text and version snapshots
-// of notes unpublished longer than SHARE_UNPUBLISHED_RETENTION, then expired sessions. It
-// prints {"images","bytes","batches","notes","versions","sessions"}.
+// deletes the objects and rows of images of unpublished notes, releases the quota
+// reservations of uploads that died and deletes their objects, then the text and version
+// snapshots of notes unpublished longer than SHARE_UNPUBLISHED_RETENTION, then expired
+// sessions; with --orphans it first sweeps the whole object store for objects no row
+// names. It prints {"images","bytes","batches","reservations","orphans","orphan_bytes",
+// "notes","versions","sessions"}.
 var reapCommand = Command{
 	Name:    "reap",
 	Summary: "delete unpublished notes' images, then their text and versions after the retention, and expired sessions",
@@ -32,11 +37,13 @@ var reapCommand = Command{
 // reapFlags are the reap command's flags.
 type reapFlags struct {
 	batch, maxBatches int
+	orphans           bool
 }
 
 func (f *reapFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&f.batch, "batch", 100, "at most this many images, notes or sessions per transaction")
 	fs.IntVar(&f.maxBatches, "max-batches", 0, "stop the images, and the notes, after this many batches each (0: until none is left)")
+	fs.BoolVar(&f.orphans, "orphans", false, "also list the whole object store and delete objects older than an upload may take that no image row names")
 }
 
 func runReap(ctx context.Context, env Env, args []string) error {
@@ -54,46 +61,74 @@ func runReap(ctx context.Context, env Env, args []string) error {
 		return err
 	}
 	log := logging.New(env.Stderr, cfg.LogLevel, "reaper")
+	blobs, err := blobstore.Open(ctx, cfg.BlobURL, env.Getenv)
+	if err != nil {
+		return fmt.Errorf("SHARE_BLOB_URL: %w", err)
+	}
 	return WithDB(ctx, env, func(gdb *gorm.DB) error {
-		r, err := reap(ctx, notedb.New(gdb), accountdb.New(gdb), time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
+		notes := notedb.New(gdb, blobs)
+		var r reaped
+		var err error
+		if f.orphans {
+			r.swept, err = notes.SweepOrphans(ctx, time.Now().Add(-note.UploadTimeout))
+		}
+		if err == nil {
+			err = r.reap(ctx, notes, accountdb.New(gdb), time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
+		}
 		r.log(ctx, log, err)
 		if err != nil {
 			return err
 		}
+		orphans := r.orphans()
 		return json.NewEncoder(env.Stdout).Encode(map[string]any{"images": r.images.Images, "bytes": r.images.Bytes,
-			"batches": r.images.Batches, "notes": r.notes.Notes, "versions": r.notes.Versions, "sessions": r.sessions})
+			"batches": r.images.Batches, "reservations": r.expired.Reservations, "orphans": orphans.Objects,
+			"orphan_bytes": orphans.Bytes, "notes": r.notes.Notes, "versions": r.notes.Versions, "sessions": r.sessions})
 	})
 }
 
 // reaped is what one reap deleted.
 type reaped struct {
-	images   notedb.Reaped
-	notes    notedb.Purged
-	sessions int64
+	images notedb.Reaped
+	// expired are the reservations released and the objects stored under them; swept,
+	// the objects --orphans found.
+	expired, swept notedb.Orphans
+	notes          notedb.Purged
+	sessions       int64
 }
 
-// reap deletes released images, then the notes unpublished more than retention before
-// now (after their images, which must go first), then the sessions expired at now.
-func reap(ctx context.Context, notes *notedb.Store, accounts *accountdb.Store, now time.Time, retention time.Duration, batch, maxBatches int) (reaped, error) {
-	var r reaped
+// reap deletes released images, then releases expired reservations with their objects,
+// then deletes the notes unpublished more than retention before now (after their images,
+// which must go first), then the sessions expired at now.
+func (r *reaped) reap(ctx context.Context, notes *notedb.Store, accounts *accountdb.Store, now time.Time, retention time.Duration, batch, maxBatches int) error {
 	var err error
 	if r.images, err = notes.Reap(ctx, batch, maxBatches); err != nil {
-		return r, err
+		return err
+	}
+	if r.expired, err = notes.ReleaseExpired(ctx, now, batch); err != nil {
+		return err
 	}
 	if r.notes, err = notes.PurgeUnpublished(ctx, now.Add(-retention), batch, maxBatches); err != nil {
-		return r, err
+		return err
 	}
 	r.sessions, err = accounts.PurgeSessions(ctx, now, batch)
-	return r, err
+	return err
 }
 
-// deletedAny reports whether the reap deleted something.
+// orphans are the objects no row named that the reap deleted, however found.
+func (r reaped) orphans() notedb.Orphans {
+	return notedb.Orphans{Objects: r.expired.Objects + r.swept.Objects, Bytes: r.expired.Bytes + r.swept.Bytes}
+}
+
+// deletedAny reports whether the reap deleted or released something.
 func (r reaped) deletedAny() bool {
-	return r.images.Images > 0 || r.notes.Notes > 0 || r.notes.Versions > 0 || r.sessions > 0
+	return r.images.Images > 0 || r.expired.Reservations > 0 || r.orphans().Objects > 0 || r.notes.Notes > 0 ||
+		r.notes.Versions > 0 || r.sessions > 0
 }
 
 func (r reaped) log(ctx context.Context, log *slog.Logger, err error) {
+	orphans := r.orphans()
 	attrs := []any{"images", r.images.Images, "bytes", r.images.Bytes, "batches", r.images.Batches,
+		"reservations", r.expired.Reservations, "orphans", orphans.Objects, "orphan_bytes", orphans.Bytes,
 		"notes", r.notes.Notes, "versions", r.notes.Versions, "note_batches", r.notes.Batches, "sessions", r.sessions}
 	if err != nil {
 		log.ErrorContext(ctx, "reap failed", append(attrs, "err", err)...)
@@ -114,13 +149,20 @@ func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job
 		Name: "sharenote_reaper_notes_purged_total", Help: "Notes unpublished longer than the retention whose text the reaper deleted."})
 	versions := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "sharenote_reaper_versions_purged_total", Help: "Version snapshots of those notes deleted by the reaper."})
-	d.Registry.MustRegister(images, bytes, notes, versions)
+	orphans := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "sharenote_reaper_orphans_deleted_total", Help: "Objects no image row named (of uploads that died) deleted by the reaper."})
+	orphanBytes := prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "sharenote_reaper_orphan_bytes_deleted_total", Help: "Bytes of those objects."})
+	d.Registry.MustRegister(images, bytes, notes, versions, orphans, orphanBytes)
 	return Job{Name: "reap", Every: d.Config.ReapInterval, Run: func(ctx context.Context) error {
-		r, err := reap(ctx, noteStore, accountStore, d.Now(), d.Config.UnpublishedRetention, 100, 0)
+		var r reaped
+		err := r.reap(ctx, noteStore, accountStore, d.Now(), d.Config.UnpublishedRetention, 100, 0)
 		images.Add(float64(r.images.Images))
 		bytes.Add(float64(r.images.Bytes))
 		notes.Add(float64(r.notes.Notes))
 		versions.Add(float64(r.notes.Versions))
+		orphans.Add(float64(r.expired.Objects))
+		orphanBytes.Add(float64(r.expired.Bytes))
 		if err != nil || r.deletedAny() {
 			r.log(ctx, d.Log, err)
 		}

@@ -34,6 +34,8 @@ type Config struct {
 	DataDir string
 	// DatabaseURL is postgres://… or sqlite:<path>.
 	DatabaseURL string
+	// BlobURL is where image bytes live (libs/blob.Open).
+	BlobURL string
 	// RedisURL is redis://…; empty selects the in-process rate limiter (one process only).
 	RedisURL string
 	// RedisKeyPrefix namespaces every Redis key, so that several installations (or test
@@ -78,6 +80,7 @@ var Variables = []struct{ Name, Default, Meaning string }{
 	{"SHARE_PUBLIC_URL", "http:// + SHARE_ADDR", "{base_url} in returned URLs"},
 	{"SHARE_DATA_DIR", "./.data", "embedded default's files"},
 	{"SHARE_DATABASE_URL", "sqlite:$SHARE_DATA_DIR/sharenote.db", "postgres://… or sqlite:<path>"},
+	{"SHARE_BLOB_URL", "file://$SHARE_DATA_DIR/blobs", "where image bytes live: file://<dir> or s3://<bucket>?endpoint=<host:port>&region=<r>&tls=<true|false>; credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the AWS credential chain"},
 	{"SHARE_REDIS_URL", "", "redis://…; empty = in-process limits"},
 	{"SHARE_REDIS_KEY_PREFIX", "sharenote:", "prefix of every Redis key"},
 	{"SHARE_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed"},
@@ -126,6 +129,10 @@ func Load(getenv func(string) string) (Config, error) {
 	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") &&
 		!strings.HasPrefix(c.DatabaseURL, "sqlite:") {
 		errList = append(errList, errors.New("SHARE_DATABASE_URL must be postgres://… or sqlite:<path>"))
+	}
+	c.BlobURL = get("SHARE_BLOB_URL", "file://"+filepath.Join(c.DataDir, "blobs"))
+	if !strings.HasPrefix(c.BlobURL, "file://") && !strings.HasPrefix(c.BlobURL, "s3://") {
+		errList = append(errList, errors.New("SHARE_BLOB_URL must be file://<dir> or s3://<bucket>?…"))
 	}
 	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
 		errList = append(errList, errors.New("SHARE_REDIS_URL must start with redis:// or rediss://"))
@@ -201,6 +208,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("public_url", c.PublicURL),
 		slog.String("data_dir", c.DataDir),
 		slog.String("database_url", Redact(c.DatabaseURL)),
+		slog.String("blob_url", c.BlobURL),
 		slog.String("redis_url", Redact(c.RedisURL)),
 		slog.String("redis_key_prefix", c.RedisKeyPrefix),
 		slog.Any("trusted_proxies", c.TrustedProxyStrings()),

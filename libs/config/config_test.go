@@ -36,6 +36,7 @@ func TestLoadDefaults(t *testing.T) {
 		PublicURL:            "http://127.0.0.1:8080",
 		DataDir:              "./.data",
 		DatabaseURL:          "sqlite:.data/sharenote.db",
+		BlobURL:              "file://.data/blobs",
 		RedisURL:             "",
 		RedisKeyPrefix:       "sharenote:",
 		TrustedProxies:       nil,

@@ -29,6 +29,7 @@ const (
 	PayloadTooLarge        = "payload_too_large"
 	NoteTooLarge           = "note_too_large"
 	ImageTooLarge          = "image_too_large"
+	RangeNotSatisfiable    = "range_not_satisfiable"
 	StorageQuotaExceeded   = "storage_quota_exceeded"
 	TooManyImages          = "too_many_images"
 	RateLimited            = "rate_limited"

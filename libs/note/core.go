@@ -1,12 +1,12 @@
 package note
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sync/singleflight"
 
+	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/routes"
 )
@@ -55,21 +56,8 @@ func (e *TooManyImagesError) Error() string {
 // Unwrap makes errors.Is(err, ErrTooManyImages) hold.
 func (e *TooManyImagesError) Unwrap() error { return ErrTooManyImages }
 
-// Image is an uploaded image that passed CheckImage. Its bytes are Data, or, for an image a
-// parser set aside while reading the request (so that a request's images are not all in
-// memory at once), what Load returns; Size and SHA256 then describe them.
-type Image struct {
-	Filename  string
-	MediaType string
-	Data      []byte
-	Size      int64
-	SHA256    string
-	// Load, when set, appends the image's bytes to buf and returns the result; the store
-	// calls it for one image at a time, reusing buf.
-	Load func(buf []byte) ([]byte, error)
-}
-
-// StoredImage is an image as stored: metadata plus the key of its bytes.
+// StoredImage is an image as stored: metadata plus the key of its bytes in the object
+// store.
 type StoredImage struct {
 	AccountCUID     string
 	PublicationCUID string
@@ -78,18 +66,7 @@ type StoredImage struct {
 	Size            int64
 	SHA256          string
 	BlobKey         string
-	Data            []byte // Only on the way in; reads fetch the bytes by BlobKey.
-	// Load, when set on the way in instead of Data, appends the bytes to buf (see Image).
-	Load      func(buf []byte) ([]byte, error)
-	CreatedAt time.Time
-}
-
-// Bytes returns the image's bytes on the way in: Data, or what Load appends to buf.
-func (i StoredImage) Bytes(buf []byte) ([]byte, error) {
-	if i.Load == nil {
-		return i.Data, nil
-	}
-	return i.Load(buf)
+	CreatedAt       time.Time
 }
 
 // Draft is a publish request after its body format was parsed.
@@ -101,7 +78,8 @@ type Draft struct {
 	Properties     map[string]any
 	ShowProperties bool
 	ExpiresAt      *time.Time
-	Images         []Image
+	// Upload holds the request's images, already stored; nil when it has none.
+	Upload *Upload
 }
 
 // Optional is a PATCH field: absent (Set false), null (Set, Value nil) or a value.
@@ -145,11 +123,19 @@ type Version struct {
 
 // Storer is what the use cases need from storage; notedb implements it.
 type Storer interface {
-	// Create stores p with its images, charging their bytes and their number to the
-	// account in the same transaction: ErrQuotaExceeded when that would pass quota, a
-	// *TooManyImagesError when it would pass MaxImagesPerAccount. It reads the images'
-	// bytes one at a time (StoredImage.Bytes).
-	Create(ctx context.Context, p Publication, images []StoredImage, quota int64) error
+	// Create stores p with its images, whose bytes are in the object store and reserved
+	// against the account under reservation p.CUID, which it settles in the same
+	// transaction: ErrUploadExpired when the reservation is gone (the reaper released it).
+	Create(ctx context.Context, p Publication, images []StoredImage) error
+	// Reserve adds bytes and images to the account's usage and to reservation id, which
+	// it creates when create is set and which expires at expires: ErrQuotaExceeded when
+	// the bytes would pass quota, a *TooManyImagesError when the images would pass
+	// MaxImagesPerAccount (both hold under concurrent reservations), ErrUploadExpired when
+	// the reservation to add to is gone.
+	Reserve(ctx context.Context, id, accountCUID string, create bool, bytes int64, images int, quota int64, expires time.Time) error
+	// Release takes reservation id's bytes and images off the account's usage and deletes
+	// it; releasing a reservation that does not exist does nothing.
+	Release(ctx context.Context, id string) error
 	// Update locks the owner's published (active or expired) publication, stores a
 	// snapshot of it, calls apply with it and the names of its images, and saves the
 	// result, all in one transaction. Only the MaxVersions newest snapshots are kept.
@@ -170,9 +156,12 @@ type Storer interface {
 	// renderer, unless the publication changed since (its etag is no longer etag) or a
 	// newer renderer stored its own.
 	SaveRender(ctx context.Context, cuid, etag, html string, version int) error
-	// FindImageView returns an image with its bytes, its publication's state and the
+	// FindImageView returns an image (not its bytes), its publication's state and the
 	// owner's settings, in one query; ErrNotFound when there is no such image.
 	FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error)
+	// LegacyImage returns the bytes of an image that a release before the object store
+	// kept in the database; ErrNotFound when it has none under key.
+	LegacyImage(ctx context.Context, key string) ([]byte, error)
 	// CursorKey returns the installation's cursor MAC key, making it on first use.
 	CursorKey(ctx context.Context) ([]byte, error)
 }
@@ -208,6 +197,8 @@ type Config struct {
 	// Quota is the image storage per account in bytes.
 	Quota    int64
 	Renderer Renderer
+	// Blobs keeps the image bytes.
+	Blobs blob.Store
 	// Notifier is told of every change; nil tells no one (a single process without caches).
 	Notifier Notifier
 }
@@ -219,6 +210,7 @@ type Core struct {
 	publicURL string
 	quota     int64
 	renderer  Renderer
+	blobs     blob.Store
 	notifier  Notifier
 	rerender  singleflight.Group
 
@@ -228,7 +220,7 @@ type Core struct {
 
 // NewCore returns the use cases on store.
 func NewCore(store Storer, cfg Config) *Core {
-	return &Core{store: store, now: cfg.Now, publicURL: cfg.PublicURL, quota: cfg.Quota, renderer: cfg.Renderer, notifier: cfg.Notifier}
+	return &Core{store: store, now: cfg.Now, publicURL: cfg.PublicURL, quota: cfg.Quota, renderer: cfg.Renderer, blobs: cfg.Blobs, notifier: cfg.Notifier}
 }
 
 // Now returns the core's clock reading, truncated to the milliseconds timestamps carry.
@@ -245,14 +237,15 @@ func (c *Core) PublicURL() string { return c.publicURL }
 // properties win per key), a frontmatter title is the title when none was given, image
 // wikilinks become image URLs, and the images are stored and charged to the account.
 func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Publication, error) {
-	if len(d.Images) > MaxImagesPerPublish {
-		return Publication{}, &TooManyImagesError{Limit: MaxImagesPerPublish}
-	}
 	now := c.Now()
 	p := Publication{CUID: cuid.New(), AccountCUID: accountCUID, CreatedAt: now, UpdatedAt: now,
 		Text: Text{Title: d.Title, Summary: d.Summary, ShowProperties: d.ShowProperties, ExpiresAt: d.ExpiresAt}}
-	names := make([]string, len(d.Images))
-	for i, img := range d.Images {
+	var images []StoredImage
+	if d.Upload != nil {
+		p.CUID, images = d.Upload.cuid, d.Upload.images
+	}
+	names := make([]string, len(images))
+	for i, img := range images {
 		names[i] = img.Filename
 	}
 	if err := c.setContent(&p, d.Content, d.Properties, d.Title != nil, names); err != nil {
@@ -265,19 +258,11 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 		return Publication{}, err
 	}
 	p.ETag = newETag()
-	images := make([]StoredImage, len(d.Images))
-	for i, img := range d.Images {
-		size, digest := img.Size, img.SHA256
-		if img.Load == nil {
-			sum := sha256.Sum256(img.Data)
-			size, digest = int64(len(img.Data)), hex.EncodeToString(sum[:])
-		}
-		images[i] = StoredImage{AccountCUID: accountCUID, PublicationCUID: p.CUID, Filename: img.Filename,
-			MediaType: img.MediaType, Size: size, SHA256: digest,
-			BlobKey: "images/" + p.CUID + "/" + cuid.New(), Data: img.Data, Load: img.Load, CreatedAt: now}
-	}
-	if err := c.store.Create(ctx, p, images, c.quota); err != nil {
+	if err := c.store.Create(ctx, p, images); err != nil {
 		return Publication{}, fmt.Errorf("publish: %w", err)
+	}
+	if d.Upload != nil {
+		d.Upload.done = true
 	}
 	// A process may have cached that this cuid does not exist.
 	c.notify(ctx, p.CUID)
@@ -523,4 +508,23 @@ func (c *Core) ReadImage(ctx context.Context, userCUID, noteCUID, filename strin
 		return ImageView{}, ErrNotFound
 	}
 	return iv, nil
+}
+
+// OpenImage opens the bytes of an image ReadImage returned, n of them from offset off
+// (n < 0: to the end): from the object store, or from the database where a release
+// before the object store left them and `sharenote migrate` has not copied them yet.
+func (c *Core) OpenImage(ctx context.Context, img StoredImage, off, n int64) (io.ReadCloser, error) {
+	rc, _, err := c.blobs.Get(ctx, img.BlobKey, off, n)
+	if !errors.Is(err, blob.ErrNotFound) {
+		return rc, err
+	}
+	data, err := c.store.LegacyImage(ctx, img.BlobKey)
+	if err != nil {
+		return nil, err
+	}
+	data = data[min(off, int64(len(data))):]
+	if n >= 0 {
+		data = data[:min(n, int64(len(data)))]
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/errs"
+	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/note"
 )
 
@@ -20,12 +21,20 @@ func Translate(err error) *errs.Error {
 	var (
 		field *account.FieldError
 		many  *note.TooManyImagesError
+		large *note.ImageTooLargeError
+		src   *note.SourceError
 	)
 	switch {
 	case errors.As(err, &field):
 		return errs.New(http.StatusBadRequest, errs.InvalidField, "Settings field "+field.Error()+".")
 	case errors.As(err, &many):
 		return tooManyImages(many)
+	case errors.As(err, &large):
+		return errs.Newf(http.StatusRequestEntityTooLarge, errs.ImageTooLarge, "Image %q is larger than %d bytes.", large.Filename, note.MaxImageBytes)
+	case errors.Is(err, note.ErrUploadExpired):
+		return errs.Unavailable(err)
+	case errors.As(err, &src):
+		return httpx.ReadError(src.Err)
 	case errors.Is(err, note.ErrNotFound), errors.Is(err, account.ErrNotFound):
 		return errs.NotFoundError()
 	case errors.Is(err, account.ErrUnauthorized):

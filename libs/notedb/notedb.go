@@ -1,10 +1,11 @@
-// Package notedb stores publications, version snapshots and images with gorm, on Postgres
-// or SQLite. Image bytes go through the Blobs interface.
+// Package notedb stores publications, version snapshots and image metadata with gorm, on
+// Postgres or SQLite; image bytes are in the object store (libs/blob).
 package notedb
 
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/note"
 )
@@ -23,11 +25,11 @@ var _ note.Storer = (*Store)(nil)
 // Store implements note.Storer.
 type Store struct {
 	db    *gorm.DB
-	blobs Blobs
+	blobs blob.Store
 }
 
-// New returns a Store on gdb keeping image bytes in the database's blobs table.
-func New(gdb *gorm.DB) *Store { return &Store{db: gdb, blobs: DBBlobs{}} }
+// New returns a Store on gdb whose images' bytes are in blobs.
+func New(gdb *gorm.DB, blobs blob.Store) *Store { return &Store{db: gdb, blobs: blobs} }
 
 // textColumns are a note's text (note.Text) as publications and versions store it: the
 // properties as a JSON object.
@@ -100,7 +102,7 @@ type imageRow struct {
 func (imageRow) TableName() string { return "images" }
 
 // Create implements note.Storer.
-func (s *Store) Create(ctx context.Context, p note.Publication, images []note.StoredImage, quota int64) error {
+func (s *Store) Create(ctx context.Context, p note.Publication, images []note.StoredImage) error {
 	row, err := toRow(p)
 	if err != nil {
 		return err
@@ -111,67 +113,105 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 		return db.Classify(s.db.WithContext(ctx).Create(&row).Error)
 	}
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The reservation holds exactly the images' bytes and number: deleting it leaves
+		// them charged to the account for good.
+		res := tx.Exec("DELETE FROM image_reservations WHERE note_cuid = ?", p.CUID)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return note.ErrUploadExpired
+		}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		if err := charge(tx, p.AccountCUID, images, quota); err != nil {
-			return err
+		rows := make([]imageRow, len(images))
+		for i, img := range images {
+			rows[i] = imageRow{AccountCUID: img.AccountCUID, PublicationCUID: img.PublicationCUID, Filename: img.Filename,
+				MediaType: img.MediaType, Size: img.Size, SHA256: img.SHA256, BlobKey: img.BlobKey, CreatedAt: img.CreatedAt}
 		}
-		// One image's bytes at a time, in one reused buffer: a request's images are
-		// never all in memory together.
-		var buf []byte
-		for _, img := range images {
-			data, err := img.Bytes(buf[:0])
-			if err != nil {
-				return fmt.Errorf("image %s: %w", img.Filename, err)
-			}
-			buf = data
-			if err := s.blobs.Put(tx, img.BlobKey, data); err != nil {
-				return err
-			}
-			if err := tx.Create(&imageRow{AccountCUID: img.AccountCUID, PublicationCUID: img.PublicationCUID, Filename: img.Filename,
-				MediaType: img.MediaType, Size: img.Size, SHA256: img.SHA256, BlobKey: img.BlobKey, CreatedAt: img.CreatedAt}).Error; err != nil {
-				return err
-			}
-		}
-		return nil
+		return tx.Create(&rows).Error
 	}))
 }
 
-// charge adds the images' bytes and their number to the account's usage with one
-// conditional UPDATE. Under concurrency Postgres re-checks the condition after waiting for
-// the row lock (and SQLite has one writer), so parallel uploads can never push the usage
-// past quota nor the count past note.MaxImagesPerAccount. The count is a column beside
-// the bytes rather than a COUNT of the image rows so that the check costs the same one
-// row update at 10,000 images as at none.
-func charge(tx *gorm.DB, accountCUID string, images []note.StoredImage, quota int64) error {
-	var total int64
-	for _, img := range images {
-		total += img.Size
-	}
-	if len(images) == 0 {
-		return nil
-	}
-	n := int64(len(images))
-	res := tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used + ?, image_count = image_count + ? "+
-		"WHERE cuid = ? AND image_bytes_used + ? <= ? AND image_count + ? <= ?",
-		total, n, accountCUID, total, quota, n, note.MaxImagesPerAccount)
-	if res.Error != nil {
-		return res.Error
-	}
-	if res.RowsAffected > 0 {
-		return nil
-	}
-	// Which limit refused it, for the message: the row is read again, so a concurrent
-	// change can only make the answer name the other limit, never admit the images.
-	var count int64
-	if err := tx.Raw("SELECT image_count FROM accounts WHERE cuid = ?", accountCUID).Row().Scan(&count); err != nil {
+// Reserve implements note.Storer. The account's usage is raised with one conditional
+// UPDATE: under concurrency Postgres re-checks the condition after waiting for the row
+// lock (and SQLite has one writer), so parallel uploads can never push the usage past
+// quota nor the count past note.MaxImagesPerAccount. The count is a column beside the
+// bytes rather than a COUNT of the image rows so that the check costs the same one row
+// update at 10,000 images as at none.
+func (s *Store) Reserve(ctx context.Context, id, accountCUID string, create bool, bytes int64, images int, quota int64, expires time.Time) error {
+	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		// The reservation first: adding to one the reaper released must fail before the
+		// account is charged, and must not make it anew.
+		if create {
+			if err := tx.Exec("INSERT INTO image_reservations (note_cuid, account_cuid, bytes, images, expires_ms) VALUES (?, ?, ?, ?, ?)",
+				id, accountCUID, bytes, images, expires.UnixMilli()).Error; err != nil {
+				return err
+			}
+		} else {
+			res := tx.Exec("UPDATE image_reservations SET bytes = bytes + ?, images = images + ?, expires_ms = ? WHERE note_cuid = ?",
+				bytes, images, expires.UnixMilli(), id)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				return note.ErrUploadExpired
+			}
+		}
+		res := tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used + ?, image_count = image_count + ? "+
+			"WHERE cuid = ? AND image_bytes_used + ? <= ? AND image_count + ? <= ?",
+			bytes, images, accountCUID, bytes, quota, images, note.MaxImagesPerAccount)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected > 0 {
+			return nil
+		}
+		// Which limit refused it, for the message: the row is read again, so a concurrent
+		// change can only make the answer name the other limit, never admit the bytes.
+		var count int64
+		if err := tx.Raw("SELECT image_count FROM accounts WHERE cuid = ?", accountCUID).Row().Scan(&count); err != nil {
+			return err
+		}
+		if count+int64(images) > note.MaxImagesPerAccount {
+			return &note.TooManyImagesError{Limit: note.MaxImagesPerAccount, PerAccount: true}
+		}
+		return note.ErrQuotaExceeded
+	}))
+}
+
+// Release implements note.Storer.
+func (s *Store) Release(ctx context.Context, id string) error {
+	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		_, err := release(tx, "note_cuid = ?", id)
 		return err
+	}))
+}
+
+// reservation is a reservation that release deleted.
+type reservation struct {
+	NoteCUID    string `gorm:"column:note_cuid"`
+	AccountCUID string `gorm:"column:account_cuid"`
+	Bytes       int64
+	Images      int64
+}
+
+// release deletes the reservations that where (with args) selects and takes their bytes
+// and images off their accounts' usage, in tx.
+func release(tx *gorm.DB, where string, args ...any) ([]reservation, error) {
+	var rs []reservation
+	if err := tx.Raw("DELETE FROM image_reservations WHERE "+where+" RETURNING note_cuid, account_cuid, bytes, images", args...).
+		Scan(&rs).Error; err != nil {
+		return nil, err
 	}
-	if count+n > note.MaxImagesPerAccount {
-		return &note.TooManyImagesError{Limit: note.MaxImagesPerAccount, PerAccount: true}
+	for _, r := range rs {
+		if err := tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used - ?, image_count = image_count - ? WHERE cuid = ?",
+			r.Bytes, r.Images, r.AccountCUID).Error; err != nil {
+			return nil, err
+		}
 	}
-	return note.ErrQuotaExceeded
+	return rs, nil
 }
 
 // FindView implements note.Storer.
@@ -359,17 +399,15 @@ func (s *Store) FindImageView(ctx context.Context, userCUID, noteCUID, filename 
 	var row struct {
 		Image          imageRow `gorm:"embedded"`
 		Owner          ownerRow `gorm:"embedded"`
-		Data           []byte
 		ExpiresAt      *time.Time
 		Unpublished    bool
 		UpdatedAt      time.Time
 		PublicationTag string
 	}
 	err := s.db.WithContext(ctx).Table("images i").
-		Select("i.*, b.data, p.expires_at, p.unpublished, p.updated_at, p.etag AS publication_tag, "+ownerColumns).
+		Select("i.*, p.expires_at, p.unpublished, p.updated_at, p.etag AS publication_tag, "+ownerColumns).
 		Joins("JOIN publications p ON p.cuid = i.publication_cuid").
 		Joins("JOIN accounts a ON a.cuid = p.account_cuid").
-		Joins("JOIN blobs b ON b.key = i.blob_key").
 		Where("i.account_cuid = ? AND i.publication_cuid = ? AND i.filename = ? AND NOT i.released", userCUID, noteCUID, filename).
 		Take(&row).Error
 	if err != nil {
@@ -377,10 +415,20 @@ func (s *Store) FindImageView(ctx context.Context, userCUID, noteCUID, filename 
 	}
 	i := row.Image
 	img := note.StoredImage{AccountCUID: i.AccountCUID, PublicationCUID: i.PublicationCUID, Filename: i.Filename,
-		MediaType: i.MediaType, Size: i.Size, SHA256: i.SHA256, BlobKey: i.BlobKey, Data: row.Data, CreatedAt: i.CreatedAt}
+		MediaType: i.MediaType, Size: i.Size, SHA256: i.SHA256, BlobKey: i.BlobKey, CreatedAt: i.CreatedAt}
 	p := note.Publication{CUID: i.PublicationCUID, AccountCUID: i.AccountCUID, Text: note.Text{ExpiresAt: utc(row.ExpiresAt)},
 		Unpublished: row.Unpublished, UpdatedAt: row.UpdatedAt.UTC(), ETag: row.PublicationTag}
 	return note.ImageView{Image: img, Note: note.View{Publication: p, Owner: row.Owner.settings()}}, nil
+}
+
+// LegacyImage implements note.Storer.
+func (s *Store) LegacyImage(ctx context.Context, key string) ([]byte, error) {
+	var data []byte
+	err := s.db.WithContext(ctx).Raw("SELECT data FROM blobs WHERE key = ?", key).Row().Scan(&data)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, note.ErrNotFound
+	}
+	return data, db.Classify(err)
 }
 
 // CursorKey implements note.Storer. Every replica reads the same key; the first to need

@@ -34,7 +34,7 @@ func newFixture(t *testing.T, b testkit.Backend) fixture {
 	if _, err := settings.Change(context.Background(), creds.UserCUID, account.SettingsChange{Theme: new("dark")}); err != nil {
 		t.Fatal(err)
 	}
-	return fixture{store: notedb.New(gdb), owner: creds.UserCUID, now: time.Now().UTC().Truncate(time.Millisecond)}
+	return fixture{store: notedb.New(gdb, testkit.OpenBlobs(t, b)), owner: creds.UserCUID, now: time.Now().UTC().Truncate(time.Millisecond)}
 }
 
 func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredImage) note.Publication {
@@ -43,7 +43,17 @@ func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredIm
 	p := note.Publication{CUID: cuid, AccountCUID: f.owner,
 		Text:      note.Text{Title: &title, Content: "# Hello", ShowProperties: true, Properties: map[string]any{"k": "v"}},
 		CreatedAt: f.now, UpdatedAt: f.now, HTML: "<h1>Hello</h1>", RenderVersion: 1, ETag: etag}
-	if err := f.store.Create(context.Background(), p, images, 1e9); err != nil {
+	if len(images) > 0 {
+		// Create settles the reservation the upload of the images made.
+		var size int64
+		for _, img := range images {
+			size += img.Size
+		}
+		if err := f.store.Reserve(context.Background(), cuid, f.owner, true, size, len(images), 1e9, f.now.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.store.Create(context.Background(), p, images); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -120,13 +130,13 @@ func TestFindImageViewReadsImageStateAndSettingsTogether(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
 		img := note.StoredImage{AccountCUID: f.owner, PublicationCUID: "aaaaaaaaaaaaaaaaaaaaaaaa", Filename: "a.png", MediaType: "image/png",
-			Size: 3, SHA256: "abc", BlobKey: "images/a/1", Data: []byte{1, 2, 3}, CreatedAt: f.now}
+			Size: 3, SHA256: "abc", BlobKey: "images/a/1", CreatedAt: f.now}
 		f.create(t, img.PublicationCUID, "etag1", img)
 		iv, err := f.store.FindImageView(context.Background(), f.owner, img.PublicationCUID, "a.png")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if string(iv.Image.Data) != "\x01\x02\x03" || iv.Image.MediaType != "image/png" || iv.Note.ETag != "etag1" ||
+		if iv.Image.Size != 3 || iv.Image.BlobKey != img.BlobKey || iv.Image.MediaType != "image/png" || iv.Note.ETag != "etag1" ||
 			iv.Note.Owner.Theme != "dark" || iv.Note.Unpublished {
 			t.Errorf("image view = %+v", iv)
 		}

@@ -2,11 +2,13 @@ package notedb
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/db"
 )
 
@@ -22,8 +24,9 @@ type Reaped struct {
 // bound). Images of active and expired notes are never released, so never touched.
 //
 // Each batch claims its rows by deleting them (DELETE … RETURNING) and deletes their
-// blobs in the same transaction: a crash between batches loses nothing and leaves no
-// half-done batch. On Postgres, SKIP LOCKED makes concurrent reapers take disjoint
+// objects before it commits: when the store fails the rows stay for the next run, and a
+// crash between the two leaves rows whose objects are gone, which the next run deletes
+// again (deleting a missing object is no error). On Postgres, SKIP LOCKED makes concurrent reapers take disjoint
 // batches; on SQLite the first statement takes the write lock, so reapers run one after
 // the other and each sees what the previous one left.
 func (s *Store) Reap(ctx context.Context, batch, maxBatches int) (Reaped, error) {
@@ -46,7 +49,7 @@ func (s *Store) Reap(ctx context.Context, batch, maxBatches int) (Reaped, error)
 			for i, r := range rows {
 				keys[i] = r.BlobKey
 			}
-			return s.blobs.Delete(ctx, tx, keys)
+			return s.blobs.Delete(ctx, keys...)
 		})
 		if err != nil {
 			return total, db.Classify(err)
@@ -61,6 +64,118 @@ func (s *Store) Reap(ctx context.Context, batch, maxBatches int) (Reaped, error)
 		}
 	}
 	return total, nil
+}
+
+// Orphans counts what ReleaseExpired or SweepOrphans deleted.
+type Orphans struct {
+	// Reservations are the expired reservations released.
+	Reservations int
+	// Objects are the objects that no image row names, deleted; Bytes, their size.
+	Objects int
+	Bytes   int64
+}
+
+// ReleaseExpired releases the reservations that expired at or before now (their upload
+// died, or outlived note.UploadTimeout), at most batch per transaction, and deletes the
+// objects stored under each (<account>/<note>/) that no image row names. A publish whose
+// reservation is released can no longer commit (note.ErrUploadExpired), so nothing will
+// name those objects.
+func (s *Store) ReleaseExpired(ctx context.Context, now time.Time, batch int) (Orphans, error) {
+	var total Orphans
+	skipLocked := ""
+	if db.Dialect(s.db) == db.Postgres {
+		skipLocked = " FOR UPDATE SKIP LOCKED"
+	}
+	for {
+		var rs []reservation
+		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+			var err error
+			rs, err = release(tx, "note_cuid IN (SELECT note_cuid FROM image_reservations WHERE expires_ms <= ? ORDER BY expires_ms LIMIT ?"+
+				skipLocked+")", now.UnixMilli(), batch)
+			return err
+		})
+		if err != nil {
+			return total, db.Classify(err)
+		}
+		total.Reservations += len(rs)
+		for _, r := range rs {
+			if err := s.deleteOrphans(ctx, r.AccountCUID+"/"+r.NoteCUID+"/", time.Time{}, &total); err != nil {
+				return total, err
+			}
+		}
+		if len(rs) < batch {
+			return total, nil
+		}
+	}
+}
+
+// SweepOrphans lists every object in the store and deletes those older than before
+// that no image row names and no live reservation covers: objects an interrupted
+// process left behind in a way ReleaseExpired does not see. It reads the whole listing,
+// so it runs on demand (`sharenote reap --orphans`), not on every reap.
+func (s *Store) SweepOrphans(ctx context.Context, before time.Time) (Orphans, error) {
+	var total Orphans
+	return total, s.deleteOrphans(ctx, "", before, &total)
+}
+
+// orphanBatch is how many listed objects one check against the image rows covers.
+const orphanBatch = 500
+
+// deleteOrphans deletes the objects under prefix, modified before before (zero: any),
+// that no image row names and no reservation covers, adding them to total.
+func (s *Store) deleteOrphans(ctx context.Context, prefix string, before time.Time, total *Orphans) error {
+	var listed []blob.Info
+	flush := func() error {
+		if len(listed) == 0 {
+			return nil
+		}
+		keys := make([]string, len(listed))
+		notes := make([]string, len(listed))
+		for i, o := range listed {
+			keys[i] = o.Key
+			if parts := strings.SplitN(o.Key, "/", 3); len(parts) == 3 {
+				notes[i] = parts[1]
+			}
+		}
+		var named []string
+		if err := s.db.WithContext(ctx).Raw("SELECT blob_key FROM images WHERE blob_key IN ? "+
+			"UNION SELECT note_cuid FROM image_reservations WHERE note_cuid IN ?", keys, notes).Scan(&named).Error; err != nil {
+			return db.Classify(err)
+		}
+		kept := make(map[string]bool, len(named))
+		for _, k := range named {
+			kept[k] = true
+		}
+		var orphans []string
+		var size int64
+		for i, o := range listed {
+			if !kept[o.Key] && !kept[notes[i]] {
+				orphans = append(orphans, o.Key)
+				size += o.Size
+			}
+		}
+		if err := s.blobs.Delete(ctx, orphans...); err != nil {
+			return err
+		}
+		total.Objects += len(orphans)
+		total.Bytes += size
+		listed = listed[:0]
+		return nil
+	}
+	err := s.blobs.List(ctx, prefix, func(o blob.Info) error {
+		if !before.IsZero() && !o.ModTime.Before(before) {
+			return nil
+		}
+		listed = append(listed, o)
+		if len(listed) == orphanBatch {
+			return flush()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
 }
 
 // Purged counts what one PurgeUnpublished call deleted.

@@ -31,7 +31,7 @@ func TestPurgeUnpublishedDeletesTextAndVersionsAfterTheRetention(t *testing.T) {
 		t0 := f.now
 		img := func(id string) note.StoredImage {
 			return note.StoredImage{AccountCUID: f.owner, PublicationCUID: id, Filename: "a.png", MediaType: "image/png",
-				Size: 3, SHA256: "abc", BlobKey: "images/" + id, Data: []byte{1, 2, 3}, CreatedAt: t0}
+				Size: 3, SHA256: "abc", BlobKey: "images/" + id, CreatedAt: t0}
 		}
 		old, recent, active, expired, withImage := cuid.New(), cuid.New(), cuid.New(), cuid.New(), cuid.New()
 		for _, id := range []string{old, recent, active, expired} {

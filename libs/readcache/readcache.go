@@ -15,6 +15,7 @@ package readcache
 import (
 	"container/list"
 	"context"
+	"io"
 	"sync"
 	"time"
 
@@ -36,8 +37,12 @@ const loadTimeout = 10 * time.Second
 // after handing it to the cache.
 type Entry struct {
 	// NotFound marks a negative entry: the publication is unknown, expired or unpublished.
-	NotFound    bool
-	Body        []byte
+	NotFound bool
+	Body     []byte
+	// Open streams the body, n bytes from offset off (n < 0: to the end), of an entry too
+	// large to hold: Body is then nil and Size is the body's length.
+	Open        func(ctx context.Context, off, n int64) (io.ReadCloser, error)
+	Size        int64
 	ContentType string
 	// Encoding is the Content-Encoding of Body: "" (identity), "gzip" or "br".
 	Encoding string
@@ -76,7 +81,7 @@ func (e *Entry) size(key string) int64 {
 // validator unchanged, with e's current expiry, owner and indexing.
 func (e *Entry) Reusing(old *Entry) *Entry {
 	c := *e
-	c.Body, c.ContentType, c.Encoding, c.ETag, c.Header = old.Body, old.ContentType, old.Encoding, old.ETag, old.Header
+	c.Body, c.Open, c.Size, c.ContentType, c.Encoding, c.ETag, c.Header = old.Body, old.Open, old.Size, old.ContentType, old.Encoding, old.ETag, old.Header
 	return &c
 }
 

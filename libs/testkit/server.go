@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"testing"
@@ -67,6 +68,7 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 		"SHARE_ADDR":             public.Addr().String(),
 		"SHARE_ADMIN_ADDR":       admin.Addr().String(),
 		"SHARE_PUBLIC_URL":       s.URL,
+		"SHARE_DATA_DIR":         t.TempDir(),
 		"SHARE_DATABASE_URL":     b.DatabaseURL,
 		"SHARE_REDIS_URL":        b.RedisURL,
 		"SHARE_REDIS_KEY_PREFIX": b.RedisPrefix,
@@ -74,9 +76,8 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 		// Tests have no load balancer to drain: stop at once.
 		"SHARE_DRAIN_DELAY": "0s",
 	}
-	for k, v := range o.env {
-		env[k] = v
-	}
+	maps.Copy(env, b.BlobEnv)
+	maps.Copy(env, o.env)
 	getenv := func(k string) string { return env[k] }
 	cfg, err := config.Load(getenv)
 	if err != nil {

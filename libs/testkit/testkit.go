@@ -15,6 +15,8 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/sharenote/sharenote/libs/blob"
+	"github.com/sharenote/sharenote/libs/blob/blobstore"
 	"github.com/sharenote/sharenote/libs/db"
 )
 
@@ -38,6 +40,10 @@ type Backend struct {
 	// RedisURL is empty on the embedded default (in-process limits).
 	RedisURL    string
 	RedisPrefix string
+	// BlobEnv configures the object store of a server on the backend: SHARE_BLOB_URL
+	// (and credentials) of a bucket of its own in a throw-away MinIO with Postgres, of a
+	// directory of its own (the embedded default's file store) with SQLite.
+	BlobEnv map[string]string
 }
 
 // EachBackend runs fn as a subtest on Postgres with Redis and again on the embedded
@@ -52,7 +58,8 @@ func EachBackend(t *testing.T, fn func(t *testing.T, b Backend)) {
 // its own; both are removed when the test ends.
 func PostgresBackend(t *testing.T) Backend {
 	t.Helper()
-	return Backend{Name: "postgres", DatabaseURL: NewPostgresDB(t), RedisURL: RedisURL(t), RedisPrefix: NewRedisPrefix(t)}
+	return Backend{Name: "postgres", DatabaseURL: NewPostgresDB(t), RedisURL: RedisURL(t), RedisPrefix: NewRedisPrefix(t),
+		BlobEnv: S3(t).Env}
 }
 
 // SQLiteBackend returns a fresh migrated SQLite file and no Redis.
@@ -60,7 +67,7 @@ func SQLiteBackend(t *testing.T) Backend {
 	t.Helper()
 	u := "sqlite:" + filepath.Join(t.TempDir(), "sharenote.db")
 	migrate(t, u)
-	return Backend{Name: "sqlite", DatabaseURL: u}
+	return Backend{Name: "sqlite", DatabaseURL: u, BlobEnv: map[string]string{"SHARE_BLOB_URL": "file://" + filepath.Join(t.TempDir(), "blobs")}}
 }
 
 // NewPostgresDB creates an empty, migrated database and drops it when the test ends.
@@ -118,6 +125,16 @@ func OpenDB(t *testing.T, b Backend) *gorm.DB {
 	}
 	t.Cleanup(func() { db.Close(gdb) })
 	return gdb
+}
+
+// OpenBlobs opens the backend's object store for a test that uses the stores directly.
+func OpenBlobs(t *testing.T, b Backend) blob.Store {
+	t.Helper()
+	s, err := blobstore.Open(context.Background(), b.BlobEnv["SHARE_BLOB_URL"], func(k string) string { return b.BlobEnv[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 // StoredRows counts what the backend's database keeps of a publication: its row (0 or 1)

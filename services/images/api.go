@@ -3,6 +3,7 @@ package images
 import (
 	"context"
 	"errors"
+	"io"
 
 	"github.com/gin-gonic/gin"
 
@@ -33,16 +34,20 @@ func (a *api) handlers() app.Handlers {
 	}
 }
 
+// maxHeldImage is the largest image whose bytes the read cache holds; a larger one is
+// streamed from the object store on every read (its entry holds the validator).
+const maxHeldImage = 1 << 20
+
 // Read returns an image of an active publication with its stored media type, from the
-// read cache or with one query. Its validator is the image's SHA-256, which no edit of
-// the note changes.
+// read cache or with one query and the object store, with Range support. Its validator
+// is the image's SHA-256, which no edit of the note changes.
 func (a *api) Read(c *gin.Context) {
 	user, noteID, name := c.Param("userCuid"), c.Param("noteCuid"), c.Param("filename")
 	if !cuid.Valid(user) || !cuid.Valid(noteID) || !note.ValidFilename(name) {
 		noteapi.NotFoundJSON(c)
 		return
 	}
-	a.public.Serve(c, noteapi.Read{Route: routes.ImageRead, ID: user + "/" + noteID + "/" + name, NotFound: noteapi.NotFoundJSON,
+	a.public.Serve(c, noteapi.Read{Route: routes.ImageRead, ID: user + "/" + noteID + "/" + name, NotFound: noteapi.NotFoundJSON, Ranges: true,
 		Load: func(ctx context.Context, _ *readcache.Entry) (*readcache.Entry, error) {
 			iv, err := a.notes.ReadImage(ctx, user, noteID, name)
 			if errors.Is(err, note.ErrNotFound) {
@@ -51,6 +56,23 @@ func (a *api) Read(c *gin.Context) {
 			if err != nil {
 				return nil, err
 			}
-			return noteapi.Entry(iv.Note, `"`+iv.Image.SHA256[:32]+`"`, iv.Image.MediaType, iv.Image.Data), nil
+			img := iv.Image
+			e := noteapi.Entry(iv.Note, `"`+img.SHA256[:32]+`"`, img.MediaType, nil)
+			if img.Size > maxHeldImage {
+				e.Size = img.Size
+				e.Open = func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+					return a.notes.OpenImage(ctx, img, off, n)
+				}
+				return e, nil
+			}
+			rc, err := a.notes.OpenImage(ctx, img, 0, -1)
+			if err != nil {
+				return nil, err
+			}
+			defer rc.Close()
+			if e.Body, err = io.ReadAll(io.LimitReader(rc, img.Size)); err != nil {
+				return nil, err
+			}
+			return e, nil
 		}})
 }

@@ -40,16 +40,29 @@ func start(t *testing.T, b testkit.Backend) *fixture {
 // embed matches the link the publish use case writes for ![[name]].
 var embed = regexp.MustCompile(`!\[[^\]]*\]\(([^)]+)\)`)
 
+// image is an image a test uploads.
+type image struct {
+	Filename, MediaType string
+	Data                []byte
+}
+
 // publish stores a note embedding every image and returns it with the image paths (the
 // image URLs its content holds, without the base URL), in upload order.
-func (f *fixture) publish(t *testing.T, acc testkit.Account, expires *time.Time, imgs ...note.Image) (note.Publication, []string) {
+func (f *fixture) publish(t *testing.T, acc testkit.Account, expires *time.Time, imgs ...image) (note.Publication, []string) {
 	t.Helper()
 	var content strings.Builder
 	for _, img := range imgs {
 		content.WriteString("![[" + img.Filename + "]]\n")
 	}
-	p, err := f.App.Deps().Notes.Publish(context.Background(), acc.UserCUID,
-		note.Draft{Content: content.String(), ShowProperties: true, ExpiresAt: expires, Images: imgs})
+	notes := f.App.Deps().Notes
+	up := notes.NewUpload(acc.UserCUID)
+	for _, img := range imgs {
+		if err := up.Add(context.Background(), img.Filename, img.MediaType, bytes.NewReader(img.Data)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := notes.Publish(context.Background(), acc.UserCUID,
+		note.Draft{Content: content.String(), ShowProperties: true, ExpiresAt: expires, Upload: up})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +125,7 @@ func TestImageIsServedAsUploaded(t *testing.T) {
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				_, paths := f.publish(t, acc, nil, note.Image{Filename: c.filename, MediaType: c.mediaType, Data: c.data})
+				_, paths := f.publish(t, acc, nil, image{Filename: c.filename, MediaType: c.mediaType, Data: c.data})
 				resp := f.get(t, paths[0], nil).Expect(t, http.StatusOK, "")
 				if !bytes.Equal(resp.Body, c.data) {
 					t.Errorf("body is %d bytes, want the %d uploaded bytes", len(resp.Body), len(c.data))
@@ -164,7 +177,7 @@ func TestEscapedFilenamesAreReadableAtTheirURL(t *testing.T) {
 		for _, c := range cases {
 			t.Run(c.filename, func(t *testing.T) {
 				data := testkit.PNG(t)
-				p, paths := f.publish(t, acc, nil, note.Image{Filename: c.filename, MediaType: "image/png", Data: data})
+				p, paths := f.publish(t, acc, nil, image{Filename: c.filename, MediaType: "image/png", Data: data})
 				if want := "/api/images/" + acc.UserCUID + "/" + p.CUID + "/" + c.escaped; paths[0] != want {
 					t.Errorf("URL path = %s, want %s", paths[0], want)
 				}
@@ -181,7 +194,7 @@ func TestImageCacheAgeIsBoundedByExpiry(t *testing.T) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "owner")
 		expires := f.clock.Now().Add(30 * time.Second)
-		_, paths := f.publish(t, acc, &expires, note.Image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
+		_, paths := f.publish(t, acc, &expires, image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
 
 		resp := f.get(t, paths[0], nil).Expect(t, http.StatusOK, "")
 		if age := cacheAge(t, resp); age > 30 {
@@ -203,7 +216,7 @@ func TestIndexableOwnerDropsNoindex(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "owner")
-		_, paths := f.publish(t, acc, nil, note.Image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
+		_, paths := f.publish(t, acc, nil, image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
 		if _, err := f.App.Deps().Settings.Change(context.Background(), acc.UserCUID,
 			account.SettingsChange{Indexable: new(true)}); err != nil {
 			t.Fatal(err)
@@ -219,7 +232,7 @@ func TestUnavailableImagesAreNotFound(t *testing.T) {
 		f := start(t, b)
 		owner, other := f.NewAccount(t, "owner"), f.NewAccount(t, "other")
 		ctx := context.Background()
-		png := note.Image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)}
+		png := image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)}
 		active, _ := f.publish(t, owner, nil, png)
 		plain, _ := f.publish(t, owner, nil)
 		others, _ := f.publish(t, other, nil, png)
@@ -283,7 +296,7 @@ func TestImageRouteAllowsOnlyGETAndHEAD(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "owner")
-		_, paths := f.publish(t, acc, nil, note.Image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
+		_, paths := f.publish(t, acc, nil, image{Filename: "a.png", MediaType: "image/png", Data: testkit.PNG(t)})
 		for _, method := range []string{"POST", "PUT", "DELETE"} {
 			resp := f.Do(t, testkit.Request{Method: method, Path: paths[0]}).Expect(t, http.StatusMethodNotAllowed, "method_not_allowed")
 			if allow := resp.Header.Get("Allow"); allow != "GET, HEAD" {
@@ -301,9 +314,9 @@ func TestImageBytesCountUntilUnpublish(t *testing.T) {
 		a1, a2, kept := testkit.PNGOfSize(t, 1_000), testkit.JPEG(t), testkit.GIF(t)
 		soon := f.clock.Now().Add(time.Hour)
 		expiring, expiringPaths := f.publish(t, acc, &soon,
-			note.Image{Filename: "a1.png", MediaType: "image/png", Data: a1},
-			note.Image{Filename: "a2.jpg", MediaType: "image/jpeg", Data: a2})
-		lasting, lastingPaths := f.publish(t, acc, nil, note.Image{Filename: "k.gif", MediaType: "image/gif", Data: kept})
+			image{Filename: "a1.png", MediaType: "image/png", Data: a1},
+			image{Filename: "a2.jpg", MediaType: "image/jpeg", Data: a2})
+		lasting, lastingPaths := f.publish(t, acc, nil, image{Filename: "k.gif", MediaType: "image/gif", Data: kept})
 		expect := func(t *testing.T, want int64, when string) {
 			t.Helper()
 			if got := f.usage(t, acc); got != want {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 )
 
 // edited publishes a note with images and updates its text twice, leaving two versions.
-func (f *fixture) edited(t *testing.T, acc testkit.Account, imgs ...note.Image) string {
+func (f *fixture) edited(t *testing.T, acc testkit.Account, imgs ...image) string {
 	t.Helper()
 	p, _ := f.publish(t, acc, nil, imgs...)
 	for _, text := range []string{"second", "third"} {
@@ -48,6 +49,7 @@ func TestReapCommandPurgesNotesUnpublishedLongerThanTheRetention(t *testing.T) {
 		run := func(env map[string]string) (int, map[string]int64, string) {
 			var out, errOut bytes.Buffer
 			env["SHARE_DATABASE_URL"] = b.DatabaseURL
+			maps.Copy(env, b.BlobEnv)
 			code := reaper.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, []string{"reap"})
 			var summary map[string]int64
 			if code == 0 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -13,28 +14,27 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/app"
-	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
-// storedImages counts image rows and blobs.
-func storedImages(t *testing.T, b testkit.Backend) (rows, blobs int64) {
+// storedImages counts image rows and objects in the store.
+func storedImages(t *testing.T, f *fixture, b testkit.Backend) (rows, objects int64) {
 	t.Helper()
-	gdb := testkit.OpenDB(t, b)
-	if err := gdb.Table("images").Count(&rows).Error; err != nil {
+	if err := testkit.OpenDB(t, b).Table("images").Count(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := gdb.Table("blobs").Count(&blobs).Error; err != nil {
+	if err := f.App.Blobs().List(context.Background(), "", func(blob.Info) error { objects++; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	return rows, blobs
+	return rows, objects
 }
 
-func pngs(t *testing.T, n int) []note.Image {
-	imgs := make([]note.Image, n)
+func pngs(t *testing.T, n int) []image {
+	imgs := make([]image, n)
 	for i := range imgs {
-		imgs[i] = note.Image{Filename: fmt.Sprintf("i%d.png", i), MediaType: "image/png", Data: testkit.PNG(t)}
+		imgs[i] = image{Filename: fmt.Sprintf("i%d.png", i), MediaType: "image/png", Data: testkit.PNG(t)}
 	}
 	return imgs
 }
@@ -57,15 +57,15 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 		if used := f.usage(t, acc); used != 3*size {
 			t.Fatalf("usage %d right after unpublish, want %d: the bytes must be released at once", used, 3*size)
 		}
-		if rows, blobs := storedImages(t, b); rows != 6 || blobs != 6 {
+		if rows, blobs := storedImages(t, f, b); rows != 6 || blobs != 6 {
 			t.Fatalf("before reaping: %d rows, %d blobs; the bytes stay until the reaper runs", rows, blobs)
 		}
 
-		r, err := notedb.New(testkit.OpenDB(t, b)).Reap(context.Background(), 2, 0)
+		r, err := notedb.New(testkit.OpenDB(t, b), f.App.Blobs()).Reap(context.Background(), 2, 0)
 		if err != nil || r.Images != 3 || r.Bytes != 3*size || r.Batches != 2 {
 			t.Fatalf("Reap = %+v, %v; want 3 images, %d bytes in 2 batches", r, err, 3*size)
 		}
-		if rows, blobs := storedImages(t, b); rows != 3 || blobs != 3 {
+		if rows, blobs := storedImages(t, f, b); rows != 3 || blobs != 3 {
 			t.Errorf("after reaping: %d rows, %d blobs, want the 3 of the expired and live notes", rows, blobs)
 		}
 		// The expired note's images are still stored and counted; the live one is served.
@@ -79,7 +79,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 			f.get(t, p, nil).Expect(t, 404, "not_found")
 		}
 		f.get(t, livePaths[0], nil).Expect(t, 200, "")
-		if r, err := notedb.New(testkit.OpenDB(t, b)).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
+		if r, err := notedb.New(testkit.OpenDB(t, b), f.App.Blobs()).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
 			t.Errorf("second Reap = %+v, %v; want the 2 images of the note unpublished after expiring", r, err)
 		}
 	})
@@ -97,7 +97,7 @@ func TestConcurrentReapersNeverDoubleDelete(t *testing.T) {
 			}
 		}
 		// Two reapers, each with its own connection pool, as two CronJob pods would be.
-		stores := []*notedb.Store{notedb.New(testkit.OpenDB(t, b)), notedb.New(testkit.OpenDB(t, b))}
+		stores := []*notedb.Store{notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), notedb.New(testkit.OpenDB(t, b), f.App.Blobs())}
 		results := make([]notedb.Reaped, len(stores))
 		errs := make([]error, len(stores))
 		var wg sync.WaitGroup
@@ -113,7 +113,7 @@ func TestConcurrentReapersNeverDoubleDelete(t *testing.T) {
 		if got := results[0].Images + results[1].Images; got != notes*perNote {
 			t.Errorf("the reapers deleted %d + %d images, want %d in all", results[0].Images, results[1].Images, notes*perNote)
 		}
-		if rows, blobs := storedImages(t, b); rows != 0 || blobs != 0 {
+		if rows, blobs := storedImages(t, f, b); rows != 0 || blobs != 0 {
 			t.Errorf("%d rows and %d blobs left", rows, blobs)
 		}
 	})
@@ -127,12 +127,12 @@ func TestReaperCrashBetweenBatchesLosesNothing(t *testing.T) {
 		if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
 			t.Fatal(err)
 		}
-		store := notedb.New(testkit.OpenDB(t, b))
+		store := notedb.New(testkit.OpenDB(t, b), f.App.Blobs())
 		// A reaper killed after its first batch: what it did is whole, the rest untouched.
 		if r, err := store.Reap(context.Background(), 2, 1); err != nil || r.Images != 2 {
 			t.Fatalf("first batch = %+v, %v", r, err)
 		}
-		if rows, blobs := storedImages(t, b); rows != 3 || blobs != 3 {
+		if rows, blobs := storedImages(t, f, b); rows != 3 || blobs != 3 {
 			t.Fatalf("after one batch: %d rows, %d blobs; want 3 and 3 (no blob without its row or row without its blob)", rows, blobs)
 		}
 		if r, err := store.Reap(context.Background(), 2, 0); err != nil || r.Images != 3 {
@@ -155,6 +155,7 @@ func TestReapCommand(t *testing.T) {
 	run := func(args ...string) (int, string, string) {
 		var out, errOut bytes.Buffer
 		env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
+		maps.Copy(env, b.BlobEnv)
 		code := reaper.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, append([]string{"reap"}, args...))
 		return code, out.String(), errOut.String()
 	}

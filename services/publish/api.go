@@ -2,15 +2,17 @@ package publish
 
 // The handler parses the three body formats of POST /api/publish into a draft. Every
 // limit is enforced while reading, so no request makes the service hold more than the
-// limit in memory; the images of a multipart body are spooled to a temporary file as
-// they arrive, so that a request holds at most one of them in memory at a time.
+// limit in memory; the images of a multipart body stream into the object store as they
+// arrive (note.Upload), so that a request holds a small constant of each in memory.
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net/http"
@@ -30,14 +32,8 @@ import (
 // api serves POST /api/publish.
 type api struct {
 	notes *note.Core
-	// spoolDir is where image parts are spooled; empty keeps them in memory (a read-only
-	// file system), where SHARE_MAX_UPLOADS alone bounds them.
-	spoolDir string
+	log   *slog.Logger
 }
-
-// newAPI returns the API on the note core, spooling image parts to spoolDir ("" keeps them
-// in memory).
-func newAPI(notes *note.Core, spoolDir string) *api { return &api{notes: notes, spoolDir: spoolDir} }
 
 type publishResponse struct {
 	CUID     string            `json:"cuid"`
@@ -57,14 +53,24 @@ func (a *api) handlers() app.Handlers {
 // Publish creates a publication. The route's body limit is the multipart limit; the
 // Markdown and JSON formats narrow it to theirs before reading.
 func (a *api) Publish(c *gin.Context) {
+	p, err := a.publish(c)
+	if err != nil {
+		errs.Abort(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
+	noteapi.SetETag(c, p)
+	c.JSON(http.StatusOK, publishResponse{CUID: p.CUID, URL: noteapi.PageURL(a.notes, p.CUID), ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)})
+}
+
+// publish parses the body in its format and publishes it. When a multipart publish
+// fails, the images it stored are deleted and their quota released before it returns,
+// so that the failure the client hears of has left nothing behind.
+func (a *api) publish(c *gin.Context) (note.Publication, error) {
+	ctx := c.Request.Context()
+	account := authn.Principal(c).AccountCUID
 	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
 	var d note.Draft
-	var sp *spool
-	if a.spoolDir != "" {
-		sp = &spool{dir: a.spoolDir}
-		// The spooled images are read back by Publish below; the file goes when it is done.
-		defer sp.close()
-	}
 	switch {
 	case err != nil:
 		err = unsupported()
@@ -73,22 +79,23 @@ func (a *api) Publish(c *gin.Context) {
 	case mt == "application/json":
 		d, err = a.json(c)
 	case mt == "multipart/form-data":
-		d, err = a.multipart(c, params["boundary"], sp)
+		d.Upload = a.notes.NewUpload(account)
+		err = a.multipart(c, params["boundary"], &d)
 	default:
 		err = unsupported()
 	}
-	if err != nil {
-		errs.Abort(c, err)
-		return
+	if err == nil {
+		var p note.Publication
+		if p, err = a.notes.Publish(ctx, account, d); err == nil {
+			return p, nil
+		}
 	}
-	p, err := a.notes.Publish(c.Request.Context(), authn.Principal(c).AccountCUID, d)
-	if err != nil {
-		errs.Abort(c, err)
-		return
+	if d.Upload != nil {
+		if err := d.Upload.Abort(ctx); err != nil {
+			a.log.WarnContext(ctx, "a failed publish's images are left for the reaper", "err", err)
+		}
 	}
-	c.Header("Cache-Control", "no-store")
-	noteapi.SetETag(c, p)
-	c.JSON(http.StatusOK, publishResponse{CUID: p.CUID, URL: noteapi.PageURL(a.notes, p.CUID), ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)})
+	return note.Publication{}, err
 }
 
 func unsupported() error {
@@ -181,16 +188,16 @@ var textFields = map[string]bool{"content": true, "title": true, "summary": true
 
 // multipart is the multipart/form-data format: text fields, and one part per image whose
 // field name is the exact filename. Parts are streamed: a text field is read up to the
-// JSON limit, an image up to MaxImageBytes into sp (or memory when sp is nil), the whole
-// request up to the route's limit. Reading stops at the first image over
-// MaxImagesPerPublish, before its bytes.
-func (a *api) multipart(c *gin.Context, boundary string, sp *spool) (note.Draft, error) {
+// JSON limit, an image into d.Upload (up to MaxImageBytes), the whole request up to the
+// route's limit. Reading stops at the first image over MaxImagesPerPublish, before its
+// bytes.
+func (a *api) multipart(c *gin.Context, boundary string, d *note.Draft) error {
 	if boundary == "" {
-		return note.Draft{}, errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body has no boundary.")
+		return errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body has no boundary.")
 	}
 	body := &tailReader{r: c.Request.Body}
 	mr := multipart.NewReader(body, boundary)
-	d := note.Draft{ShowProperties: true}
+	d.ShowProperties = true
 	fields := map[string]string{}
 	seen := map[string]bool{}
 	for {
@@ -199,47 +206,42 @@ func (a *api) multipart(c *gin.Context, boundary string, sp *spool) (note.Draft,
 			// The reader also answers a bare EOF for a body cut short; only a body that
 			// really ends with the close delimiter is complete.
 			if !bytes.Contains(body.tail, []byte("--"+boundary+"--")) {
-				return note.Draft{}, errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body ends before its closing boundary.")
+				return errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body ends before its closing boundary.")
 			}
 			break
 		}
 		if err != nil {
-			return note.Draft{}, multipartError(err)
+			return multipartError(err)
 		}
 		name := part.FormName()
 		if part.FileName() != "" {
-			if len(d.Images) == note.MaxImagesPerPublish {
-				return note.Draft{}, &note.TooManyImagesError{Limit: note.MaxImagesPerPublish}
-			}
 			if seen[name] {
-				return note.Draft{}, fmt.Errorf("%w: %s is uploaded twice", note.ErrInvalidImage, name)
+				return fmt.Errorf("%w: %s is uploaded twice", note.ErrInvalidImage, name)
 			}
 			seen[name] = true
-			img, err := readImage(part, name, sp)
-			if err != nil {
-				return note.Draft{}, err
+			if err := readImage(c.Request.Context(), part, name, d.Upload); err != nil {
+				return err
 			}
-			d.Images = append(d.Images, img)
 			continue
 		}
 		if !textFields[name] {
 			if err := readPart(part, routes.JSONLimit, io.Discard); err != nil {
-				return note.Draft{}, textError(err)
+				return textError(err)
 			}
 			continue
 		}
 		var buf bytes.Buffer
 		if err := readPart(part, routes.JSONLimit, &buf); err != nil {
-			return note.Draft{}, textError(err)
+			return textError(err)
 		}
 		if !utf8.Valid(buf.Bytes()) {
-			return note.Draft{}, noteapi.InvalidField(fmt.Sprintf("Form field %q is not valid UTF-8.", name))
+			return noteapi.InvalidField(fmt.Sprintf("Form field %q is not valid UTF-8.", name))
 		}
 		fields[name] = buf.String()
 	}
 	content, ok := fields["content"]
 	if !ok {
-		return note.Draft{}, noteapi.InvalidField("content is required.")
+		return noteapi.InvalidField("content is required.")
 	}
 	d.Content = content
 	if v, ok := fields["title"]; ok {
@@ -251,20 +253,20 @@ func (a *api) multipart(c *gin.Context, boundary string, sp *spool) (note.Draft,
 	var err error
 	if v, ok := fields["show_properties"]; ok {
 		if d.ShowProperties, err = parseBool("show_properties", v); err != nil {
-			return note.Draft{}, err
+			return err
 		}
 	}
 	if v, ok := fields["expires_at"]; ok {
 		if d.ExpiresAt, err = noteapi.Expiry(v, a.notes.Now()); err != nil {
-			return note.Draft{}, err
+			return err
 		}
 	}
 	if v, ok := fields["properties"]; ok {
 		if d.Properties, err = noteapi.Properties(json.RawMessage(v)); err != nil {
-			return note.Draft{}, err
+			return err
 		}
 	}
-	return d, nil
+	return nil
 }
 
 // tailReader remembers the last bytes read through it, to check how a body ended.
@@ -292,39 +294,24 @@ var errPartTooLarge = errors.New("part too large")
 // (WebP's is the longest: "RIFF", a size, "WEBP").
 const signatureBytes = 12
 
-// readImage checks an image part on its first bytes, before the rest is read, then reads
-// it into sp (or into memory when sp is nil).
-func readImage(part *multipart.Part, name string, sp *spool) (note.Image, error) {
+// readImage checks an image part on its first bytes, before the rest is read, then
+// streams it into up.
+func readImage(ctx context.Context, part *multipart.Part, name string, up *note.Upload) error {
 	head := make([]byte, signatureBytes)
 	n, err := io.ReadFull(part, head)
 	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF { //nolint:errorlint // ReadFull returns these unwrapped.
-		return note.Image{}, multipartError(err)
+		return multipartError(err)
 	}
 	head = head[:n]
 	mediaType, err := note.CheckImage(name, part.Header.Get("Content-Type"), head)
 	if err != nil {
-		return note.Image{}, err
+		return err
 	}
-	img := note.Image{Filename: name, MediaType: mediaType}
-	if sp == nil {
-		buf := bytes.NewBuffer(head)
-		err = readPart(part, note.MaxImageBytes-int64(n), buf)
-		img.Data = buf.Bytes()
-	} else {
-		var s spooled
-		s, err = sp.add(head, part, note.MaxImageBytes)
-		img.Size, img.SHA256, img.Load = s.size, s.sha256, sp.load(s)
+	err = up.Add(ctx, name, mediaType, io.MultiReader(bytes.NewReader(head), part))
+	if src := (*note.SourceError)(nil); errors.As(err, &src) {
+		return multipartError(src.Err)
 	}
-	switch {
-	case errors.Is(err, errPartTooLarge):
-		return note.Image{}, errs.Newf(http.StatusRequestEntityTooLarge, errs.ImageTooLarge,
-			"Image %q is larger than %d bytes.", name, note.MaxImageBytes)
-	case errors.Is(err, errSpool):
-		return note.Image{}, errs.Unavailable(err)
-	case err != nil:
-		return note.Image{}, multipartError(err)
-	}
-	return img, nil
+	return err
 }
 
 // readPart copies a part of at most limit bytes to w; errPartTooLarge when it is longer.

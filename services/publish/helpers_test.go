@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/services/publish"
@@ -151,6 +152,25 @@ func (f *fixture) storedNothing(t testing.TB, acc testkit.Account) {
 	if n := f.usage(t, acc); n != 0 {
 		t.Errorf("image_bytes_used = %d, want 0", n)
 	}
+	if n := f.rows(t, "image_reservations", &acc); n != 0 {
+		t.Errorf("%d quota reservations left, want none", n)
+	}
+	if objs := f.objects(t, acc); len(objs) != 0 {
+		t.Errorf("%d objects left in the store, want none: %v", len(objs), objs)
+	}
+}
+
+// objects lists the objects the store keeps for the account.
+func (f *fixture) objects(t testing.TB, acc testkit.Account) []blob.Info {
+	t.Helper()
+	var objs []blob.Info
+	if err := f.App.Blobs().List(context.Background(), acc.UserCUID+"/", func(o blob.Info) error {
+		objs = append(objs, o)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return objs
 }
 
 // jsonText marshals v (map keys sorted), for comparing properties.

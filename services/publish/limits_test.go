@@ -127,8 +127,8 @@ func TestImageQuota(t *testing.T) {
 			if n := f.rows(t, "images", &acc); n != images {
 				t.Errorf("%d images, want %d", n, images)
 			}
-			if n := f.rows(t, "blobs", nil); n != images {
-				t.Errorf("%d blobs, want %d", n, images)
+			if objs := f.objects(t, acc); int64(len(objs)) != images {
+				t.Errorf("%d objects in the store, want %d", len(objs), images)
 			}
 			if n := f.usage(t, acc); n != used {
 				t.Errorf("image_bytes_used = %d, want %d", n, used)
@@ -209,6 +209,13 @@ func TestParallelPublishesNeverExceedTheQuota(t *testing.T) {
 		}
 		if n := f.rows(t, "images", &acc); n != int64(ok) {
 			t.Errorf("%d images stored for %d successes", n, ok)
+		}
+		// The refused uploads' objects are gone, and nothing stays reserved.
+		if objs := f.objects(t, acc); len(objs) != ok {
+			t.Errorf("%d objects in the store for %d successes", len(objs), ok)
+		}
+		if n := f.rows(t, "image_reservations", &acc); n != 0 {
+			t.Errorf("%d quota reservations left", n)
 		}
 	})
 }

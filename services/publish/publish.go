@@ -3,8 +3,6 @@
 package publish
 
 import (
-	"os"
-
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
 )
@@ -12,15 +10,8 @@ import (
 // Module is the publish target.
 var Module = app.Module{Name: routes.Publish, New: newService}
 
-// newService builds the publish target. Image parts are spooled to the temporary directory ($TMPDIR,
-// else /tmp; the chart mounts an emptyDir there); when it cannot be written, they are
-// kept in memory instead, bounded by SHARE_MAX_UPLOADS, and a warning says so.
+// newService builds the publish target.
 func newService(d app.Deps) (app.Service, error) {
-	dir := os.TempDir()
-	if err := checkSpoolDir(dir); err != nil {
-		d.Log.Warn("image uploads are kept in memory: the temporary directory cannot be written", "dir", dir, "err", err)
-		dir = ""
-	}
-	a := newAPI(d.Notes, dir)
+	a := &api{notes: d.Notes, log: d.Log}
 	return app.Service{Handlers: a.handlers()}, nil
 }

@@ -232,9 +232,9 @@ func TestMultipartPublishWithImages(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			stored := iv.Image
-			if !bytes.Equal(stored.Data, img.data) || stored.MediaType != img.mediaType || stored.Size != int64(len(img.data)) {
-				t.Errorf("%s: %d bytes of %s, want the %d uploaded bytes of %s", name, len(stored.Data), stored.MediaType, len(img.data), img.mediaType)
+			stored, data := iv.Image, f.readBack(t, acc, id, name)
+			if !bytes.Equal(data, img.data) || stored.MediaType != img.mediaType || stored.Size != int64(len(img.data)) {
+				t.Errorf("%s: %d bytes of %s, want the %d uploaded bytes of %s", name, len(data), stored.MediaType, len(img.data), img.mediaType)
 			}
 		}
 	})

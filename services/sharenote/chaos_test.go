@@ -231,6 +231,7 @@ func TestChaos(t *testing.T) {
 		"SHARE_ADDR": addr, "SHARE_ADMIN_ADDR": admin, "SHARE_PUBLIC_URL": "http://" + addr,
 		"SHARE_DATABASE_URL": dbURL, "SHARE_REDIS_URL": redis.URL, "SHARE_REDIS_KEY_PREFIX": "chaos:",
 		"SHARE_TRUSTED_PROXIES": "127.0.0.1/32", "SHARE_SHUTDOWN_TIMEOUT": "10s", "SHARE_LOG_LEVEL": "warn",
+		"SHARE_DATA_DIR": t.TempDir(),
 	})
 	s := &chaosServer{url: "http://" + addr, admin: "http://" + admin, client: chaosClient}
 	s.process = startProcess(t, "sharenote", bin, []string{"serve"}, env)

@@ -14,12 +14,15 @@ package sharenote_test
 //	SHARE_E2E_UPSTREAMS   auth=127.0.0.1:18081,publish=…,notes=…,images=…,og-renderer=…
 //	SHARE_E2E_LISTEN      nginx's address, the host of the services' SHARE_PUBLIC_URL
 //	SHARE_E2E_DATABASE_URL the services' database, for `sharenote licenses` and `reaper`
+//	SHARE_E2E_BLOB_URL     the services' object store (SHARE_BLOB_URL), for `reaper`; its
+//	                       credentials come in AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -418,9 +421,12 @@ func startStack(t *testing.T, nginxBin string) *stack {
 		if os.Getenv("SHARE_E2E_DATABASE_URL") == "" {
 			t.Fatal("SHARE_E2E_UPSTREAMS needs SHARE_E2E_DATABASE_URL (the services' database)")
 		}
-		st.env = commandEnv(map[string]string{"SHARE_DATABASE_URL": os.Getenv("SHARE_E2E_DATABASE_URL")})
+		st.env = commandEnv(map[string]string{"SHARE_DATABASE_URL": os.Getenv("SHARE_E2E_DATABASE_URL"),
+			"SHARE_BLOB_URL": os.Getenv("SHARE_E2E_BLOB_URL")})
 	} else {
-		config := map[string]string{
+		// The services keep images in a bucket of a throw-away MinIO.
+		config := maps.Clone(testkit.S3(t).Env)
+		maps.Copy(config, map[string]string{
 			"SHARE_DATABASE_URL":     testkit.NewPostgresDB(t),
 			"SHARE_REDIS_URL":        testkit.RedisURL(t),
 			"SHARE_REDIS_KEY_PREFIX": testkit.NewRedisPrefix(t),
@@ -429,7 +435,7 @@ func startStack(t *testing.T, nginxBin string) *stack {
 			"SHARE_SHUTDOWN_TIMEOUT": shutdownTimeout.String(),
 			// nginx here stops sending at once; nothing needs the drain window.
 			"SHARE_DRAIN_DELAY": "0s",
-		}
+		})
 		st.env = commandEnv(config)
 		for _, s := range routes.Targets {
 			addr, admin := testkit.FreeAddr(), testkit.FreeAddr()

@@ -38,8 +38,10 @@ import (
 	"os"
 	"regexp"
 	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -231,6 +233,7 @@ func TestLoadBenchAllInOne(t *testing.T) {
 	}()
 	t.Run("public reads", func(t *testing.T) { benchPublicReads(t, cfg, rep) })
 	t.Run("publish", func(t *testing.T) { benchPublish(t, cfg, rep) })
+	t.Run("upload memory", func(t *testing.T) { benchUploadMemory(t, rep) })
 	t.Run("scale", func(t *testing.T) {
 		if cfg.rows == 0 {
 			rep.note("scale run skipped (LOADBENCH_ROWS=0)")
@@ -516,6 +519,121 @@ func benchPublish(t *testing.T, cfg benchConfig, rep *report) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// benchUploadMemory sends multipart publishes of five 4.8 MB images, SHARE_MAX_UPLOADS (8)
+// at a time, into MinIO, and reports the memory one upload holds: the peak of the Go heap
+// in use above the idle server's, divided by the uploads in flight (about the 1 MiB
+// chunk reserved against the quota and one 5 MiB part of the S3 multipart upload), and
+// the heap it allocates in all.
+func benchUploadMemory(t *testing.T, rep *report) {
+	const (
+		uploads, inFlight = 32, 8
+		images, imageSize = 5, 4_800_000
+	)
+	s, _ := startLoadServer(t)
+	tokens := make([]string, inFlight)
+	for i := range tokens {
+		tokens[i] = s.NewAccount(t, fmt.Sprintf("uploader%d", i)).Token
+	}
+	heap := func() uint64 {
+		m := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(m)
+		return m[0].Value.Uint64()
+	}
+	allocated := func() uint64 {
+		m := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+		metrics.Read(m)
+		return m[0].Value.Uint64()
+	}
+	runtime.GC()
+	idle, allocBefore := heap(), allocated()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		for {
+			if h := heap(); h > peak.Load() {
+				peak.Store(h)
+			}
+			select {
+			case <-stop:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	})
+	began := time.Now()
+	var wg sync.WaitGroup
+	for c := range inFlight {
+		wg.Go(func() {
+			for range uploads / inFlight {
+				if status := streamImages(t, s.URL, tokens[c], images, imageSize); status != http.StatusOK {
+					t.Errorf("upload answered %d", status)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(began)
+	close(stop)
+	sampler.Wait()
+	perUpload := (peak.Load() - min(idle, peak.Load())) / inFlight
+	rep.note("upload memory: %d publishes of %d × %.1f MB images into MinIO, %d at a time, in %v: peak Go heap %.1f MiB above idle, "+
+		"%.1f MiB per upload in flight; %.1f MiB allocated per upload", uploads, images, float64(imageSize)/1e6, inFlight,
+		took.Round(time.Millisecond), float64(peak.Load()-min(idle, peak.Load()))/(1<<20), float64(perUpload)/(1<<20),
+		float64(allocated()-allocBefore)/uploads/(1<<20))
+}
+
+// streamImages publishes a note of n images of size bytes each, generated while they are
+// sent, and returns the status.
+func streamImages(t *testing.T, base, token string, n, size int) int {
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	go func() {
+		err := func() error {
+			if err := mw.WriteField("content", "Images."); err != nil {
+				return err
+			}
+			for i := range n {
+				h := textproto.MIMEHeader{}
+				h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="%d.png"; filename="%d.png"`, i, i))
+				h.Set("Content-Type", "image/png")
+				w, err := mw.CreatePart(h)
+				if err != nil {
+					return err
+				}
+				png := testkit.PNG(t)
+				if _, err := io.Copy(w, io.MultiReader(bytes.NewReader(png), io.LimitReader(zeros{}, int64(size-len(png))))); err != nil {
+					return err
+				}
+			}
+			return mw.Close()
+		}()
+		pw.CloseWithError(err)
+	}()
+	req, err := http.NewRequest("POST", base+"/api/publish", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// zeros yields zero bytes without end.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
 
 // scaleAccounts is the number of other accounts the scale run's publications belong to;
 // the measured owner has every tenth publication.

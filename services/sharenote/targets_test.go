@@ -3,6 +3,7 @@ package sharenote_test
 import (
 	"bytes"
 	"context"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -22,6 +23,7 @@ func serveTargets(t *testing.T, b testkit.Backend, list string) string {
 	addr, admin := testkit.FreeAddr(), testkit.FreeAddr()
 	env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL, "SHARE_REDIS_URL": b.RedisURL, "SHARE_REDIS_KEY_PREFIX": b.RedisPrefix,
 		"SHARE_ADDR": addr, "SHARE_ADMIN_ADDR": admin, "SHARE_DRAIN_DELAY": "0s"}
+	maps.Copy(env, b.BlobEnv)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
 	var logs bytes.Buffer
