@@ -441,6 +441,7 @@ func checkConfigWiring(t *testing.T, r *rendered, what string, c corev1.Containe
 	if _, err := config.Load(func(k string) string { return env[k] }); err != nil {
 		t.Errorf("%s: its environment is not a valid configuration: %v", what, err)
 	}
+	checkObjectStoreEnv(t, r, what, c)
 	for k, want := range map[string]string{"SHARE_ADDR": ":8080", "SHARE_ADMIN_ADDR": ":9090"} {
 		if env[k] != want {
 			t.Errorf("%s: %s=%q, want %q", what, k, env[k], want)
@@ -479,6 +480,9 @@ func secretValue(t *testing.T, r *rendered, ref *corev1.SecretKeySelector) strin
 			}
 			return "redis://redis.example:6379/0"
 		}
+	}
+	if v, ok := sampleAWSKeys[ref.Key]; ok && r.str("objectStore.type") == "external" && r.str("objectStore.external.existingSecret") == ref.Name {
+		return v
 	}
 	t.Errorf("secretKeyRef %s/%s is neither rendered nor an existingSecret of the values", ref.Name, ref.Key)
 	return ""
@@ -538,7 +542,7 @@ func TestConfigMapHoldsOnlyKnownVariables(t *testing.T) {
 			if !known[k] && !strings.HasPrefix(k, "OTEL_") {
 				t.Errorf("ConfigMap key %s is not in libs/config.Variables", k)
 			}
-			if k == "SHARE_DATABASE_URL" || k == "SHARE_REDIS_URL" {
+			if k == "SHARE_DATABASE_URL" || k == "SHARE_REDIS_URL" || strings.HasPrefix(k, "AWS_") {
 				t.Errorf("ConfigMap holds %s: it belongs in a Secret", k)
 			}
 		}
@@ -595,7 +599,9 @@ func TestMigrationIsAPreInstallAndPreUpgradeHook(t *testing.T) {
 				if !o.Hook {
 					t.Errorf("Job %s is not a hook", o.Name)
 				}
-				job = j
+				if o.Name == fullname("migrate") {
+					job = j
+				}
 			}
 		}
 		if job == nil {
@@ -627,31 +633,45 @@ func TestMigrationIsAPreInstallAndPreUpgradeHook(t *testing.T) {
 		}
 		checkResources(t, job.Name, c.Resources)
 
+		// It copies the image bytes older releases kept in Postgres into the object store.
+		checkObjectStoreEnv(t, r, job.Name, c)
+
 		// Hooks run before the release's ordinary objects exist: the Job may only read a
-		// Secret that exists already (existingSecret) or is itself an earlier hook.
-		ref := envSecretRef(c, "SHARE_DATABASE_URL")
-		if ref == nil {
+		// Secret that exists already (an existingSecret of the values) or is itself an
+		// earlier hook.
+		if envSecretRef(c, "SHARE_DATABASE_URL") == nil {
 			t.Fatal("SHARE_DATABASE_URL does not come from a Secret")
 		}
-		if ref.Name == r.str("database.existingSecret") {
-			return
+		existing := map[string]bool{r.str("database.existingSecret"): true}
+		if r.str("objectStore.type") == "external" {
+			existing[r.str("objectStore.external.existingSecret")] = true
 		}
-		var secret *object
-		for i, o := range r.Objects {
-			if o.Kind == "Secret" && o.Name == ref.Name {
-				secret = &r.Objects[i]
+		for _, e := range c.Env {
+			if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+				continue
 			}
-		}
-		if secret == nil || !secret.Hook {
-			t.Fatalf("the migration reads Secret %s, which is not a hook created before it", ref.Name)
-		}
-		sa := secret.Meta.Annotations
-		if sa["helm.sh/hook"] != a["helm.sh/hook"] || weight(t, sa) >= weight(t, a) {
-			t.Errorf("hook Secret %s: hook %q weight %q, Job: hook %q weight %q", ref.Name,
-				sa["helm.sh/hook"], sa["helm.sh/hook-weight"], a["helm.sh/hook"], a["helm.sh/hook-weight"])
-		}
-		if _, ok := secret.Typed.(*corev1.Secret).Data[ref.Key]; !ok {
-			t.Errorf("hook Secret %s lacks key %s", ref.Name, ref.Key)
+			ref := e.ValueFrom.SecretKeyRef
+			if ref.Name != "" && existing[ref.Name] {
+				continue
+			}
+			var secret *object
+			for i, o := range r.Objects {
+				if o.Kind == "Secret" && o.Name == ref.Name {
+					secret = &r.Objects[i]
+				}
+			}
+			if secret == nil || !secret.Hook {
+				t.Errorf("the migration reads %s from Secret %s, which is not a hook created before it", e.Name, ref.Name)
+				continue
+			}
+			sa := secret.Meta.Annotations
+			if sa["helm.sh/hook"] != a["helm.sh/hook"] || weight(t, sa) >= weight(t, a) {
+				t.Errorf("hook Secret %s: hook %q weight %q, Job: hook %q weight %q", ref.Name,
+					sa["helm.sh/hook"], sa["helm.sh/hook-weight"], a["helm.sh/hook"], a["helm.sh/hook-weight"])
+			}
+			if _, ok := secret.Typed.(*corev1.Secret).Data[ref.Key]; !ok {
+				t.Errorf("hook Secret %s lacks key %s", ref.Name, ref.Key)
+			}
 		}
 		for _, e := range c.Env {
 			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
@@ -783,6 +803,7 @@ func TestInvalidCombinationsFailWithOneLine(t *testing.T) {
 		{"split mode without Redis", map[string]any{"redis.existingSecret": ""}, "redis:"},
 		{"all-in-one with two replicas and no Redis", map[string]any{"mode": "allInOne", "allInOne.replicas": 2, "redis.existingSecret": ""}, "redis:"},
 		{"TLS without a host", map[string]any{"ingress.host": ""}, "needs ingress.host"},
+		{"a MinIO root user without its password", map[string]any{"objectStore.type": "bundled", "objectStore.bundled.rootUser": "dev-user"}, "objectStore.bundled: set rootUser and rootPassword"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			vals := map[string]any{}

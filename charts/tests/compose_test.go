@@ -1,9 +1,11 @@
 package tests
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/sharenote/sharenote/libs/blob/blobstore"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit/ingress"
 )
@@ -22,6 +25,7 @@ var update = flag.Bool("update", false, "rewrite the nginx configuration inlined
 
 type composeFile struct {
 	Services map[string]composeService
+	Volumes  map[string]any
 	Networks map[string]struct {
 		IPAM struct {
 			Config []struct{ Subnet string }
@@ -37,7 +41,10 @@ type composeService struct {
 		Args       map[string]string
 	}
 	Command     []string
+	Entrypoint  []string
 	Environment map[string]string
+	Volumes     []string
+	Healthcheck struct{ Test []string }
 	DependsOn   yaml.Node `yaml:"depends_on"`
 	Profiles    []string
 	ReadOnly    bool `yaml:"read_only"`
@@ -235,6 +242,78 @@ func TestComposeRunsEveryTargetFromTheOneImage(t *testing.T) {
 	prefix, err := netip.ParsePrefix(subnets[0].Subnet)
 	if addr, err2 := netip.ParseAddr(nginxIP); err != nil || err2 != nil || !prefix.Contains(addr) {
 		t.Errorf("nginx's address %s is not in the default network's subnet %s", nginxIP, subnets[0].Subnet)
+	}
+}
+
+// TestComposeRunsMinIOAndItsBucket checks compose's object store: a pinned MinIO on a
+// volume, a one-shot mc that creates the bucket SHARE_BLOB_URL names, and every sharenote
+// service (the targets, the migration that copies older image bytes, the reaper) pointed
+// at that bucket with MinIO's own credentials, starting only once the bucket exists.
+func TestComposeRunsMinIOAndItsBucket(t *testing.T) {
+	c, _ := loadCompose(t)
+	minio, ok := c.Services["minio"]
+	if !ok {
+		t.Fatal("docker-compose.yaml has no minio service")
+	}
+	pinned := regexp.MustCompile(`^quay\.io/minio/(minio|mc):RELEASE\.[0-9TZ-]+$`)
+	if !pinned.MatchString(minio.Image) || !strings.HasPrefix(minio.Image, "quay.io/minio/minio:") {
+		t.Errorf("minio image %q, want quay.io/minio/minio pinned to a RELEASE tag", minio.Image)
+	}
+	if _, named := c.Volumes["minio"]; !slices.Equal(minio.Command, []string{"server", "/data"}) ||
+		!slices.Contains(minio.Volumes, "minio:/data") || !named {
+		t.Errorf("minio runs %q with volumes %v, want `server /data` on the named volume minio", minio.Command, minio.Volumes)
+	}
+	if !slices.ContainsFunc(minio.Healthcheck.Test, func(s string) bool { return strings.Contains(s, "/minio/health/") }) {
+		t.Errorf("minio healthcheck %v does not ask /minio/health/", minio.Healthcheck.Test)
+	}
+	user, password := minio.Environment["MINIO_ROOT_USER"], minio.Environment["MINIO_ROOT_PASSWORD"]
+	// Dev-only defaults, overridable from the environment.
+	if !strings.HasPrefix(user, "${MINIO_ROOT_USER:-") || !strings.HasPrefix(password, "${MINIO_ROOT_PASSWORD:-") {
+		t.Errorf("MinIO's credentials %q / %q are not overridable by MINIO_ROOT_USER / MINIO_ROOT_PASSWORD", user, password)
+	}
+
+	bucket, ok := c.Services["minio-bucket"]
+	if !ok {
+		t.Fatal("docker-compose.yaml has no minio-bucket service")
+	}
+	if !pinned.MatchString(bucket.Image) || !strings.HasPrefix(bucket.Image, "quay.io/minio/mc:") {
+		t.Errorf("minio-bucket image %q, want quay.io/minio/mc pinned to a RELEASE tag", bucket.Image)
+	}
+	if bucket.dependsOn(t)["minio"] != "service_healthy" {
+		t.Error("minio-bucket does not wait for a healthy minio")
+	}
+	if bucket.Environment["AWS_ACCESS_KEY_ID"] != user || bucket.Environment["AWS_SECRET_ACCESS_KEY"] != password {
+		t.Error("minio-bucket does not use MinIO's credentials")
+	}
+	script := strings.Join(append(slices.Clone(bucket.Entrypoint), bucket.Command...), " ")
+
+	sharenote := append([]string{"migrate", "reaper"}, routes.Targets...)
+	for _, name := range sharenote {
+		s := c.Services[name]
+		raw := s.Environment["SHARE_BLOB_URL"]
+		u, err := url.Parse(raw)
+		if err != nil || u.Scheme != "s3" {
+			t.Errorf("%s: SHARE_BLOB_URL = %q, want s3://…", name, raw)
+			continue
+		}
+		if _, err := blobstore.Open(context.Background(), raw, func(k string) string { return sampleAWSKeys[k] }); err != nil {
+			t.Errorf("%s: the service refuses SHARE_BLOB_URL: %v", name, err)
+		}
+		endpoint := u.Query().Get("endpoint")
+		if endpoint != "minio:9000" || u.Query().Get("tls") != "false" {
+			t.Errorf("%s: SHARE_BLOB_URL %q does not name the minio service (minio:9000, tls=false)", name, raw)
+		}
+		for _, want := range []string{"mc alias set minio http://" + endpoint + " ", "mc mb --ignore-existing minio/" + u.Host} {
+			if !strings.Contains(script, want) {
+				t.Errorf("minio-bucket runs %q, which lacks %q (%s's SHARE_BLOB_URL)", script, want, name)
+			}
+		}
+		if s.Environment["AWS_ACCESS_KEY_ID"] != user || s.Environment["AWS_SECRET_ACCESS_KEY"] != password {
+			t.Errorf("%s: AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY are not MinIO's credentials", name)
+		}
+		if s.dependsOn(t)["minio-bucket"] != "service_completed_successfully" {
+			t.Errorf("%s does not wait for the bucket", name)
+		}
 	}
 }
 

@@ -33,6 +33,9 @@ func releasePods(t *testing.T, r *rendered) []pod {
 	for _, cj := range all[batchv1.CronJob](r) {
 		pods = append(pods, pod{cj.Name, cj.Spec.JobTemplate.Spec.Template.Labels, false})
 	}
+	for _, ss := range all[appsv1.StatefulSet](r) {
+		pods = append(pods, pod{ss.Name, ss.Spec.Template.Labels, false})
+	}
 	return pods
 }
 
@@ -100,6 +103,14 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 		addEgress("TCP", np("dns.ports"), peersFromValues(t, np("dns.to")))
 		addEgress("TCP", np("postgres.ports"), peersFromValues(t, np("postgres.to")))
 		addEgress("TCP", np("redis.ports"), peersFromValues(t, np("redis.to")))
+		// The object store: the bundled MinIO's pods on 9000, else what the values allow.
+		bundled := r.str("objectStore.type") == "bundled"
+		if bundled {
+			minio := one[appsv1.StatefulSet](t, r, fullname(minioComponent))
+			wantEgress[fmt.Sprintf("TCP/%d", minioPort)] = []networkingv1.NetworkPolicyPeer{{PodSelector: minio.Spec.Selector}}
+		} else {
+			addEgress("TCP", np("objectStore.ports"), peersFromValues(t, np("objectStore.to")))
+		}
 		var extra []networkingv1.NetworkPolicyEgressRule
 		b, _ := yaml.Marshal(np("extraEgress"))
 		if err := yaml.UnmarshalStrict(b, &extra); err != nil {
@@ -116,6 +127,9 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 			}
 		}
 
+		// Who may reach the bundled MinIO: the release's pods, and only they.
+		releasePeers := []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+			"app.kubernetes.io/name": "sharenote", "app.kubernetes.io/instance": releaseName}}}}
 		for _, p := range pods {
 			// Isolated both ways: some policy of each type selects every pod of the release.
 			in, out := selecting(t, r, p, networkingv1.PolicyTypeIngress), selecting(t, r, p, networkingv1.PolicyTypeEgress)
@@ -141,6 +155,12 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 				}
 			}
 			wantIn := map[string][]networkingv1.NetworkPolicyPeer{}
+			wantOut := wantEgress
+			if p.labels["app.kubernetes.io/component"] == minioComponent {
+				// The bundled MinIO: its S3 port to the release's pods; nothing out.
+				wantIn[fmt.Sprintf("TCP/%d", minioPort)] = releasePeers
+				wantOut = nil
+			}
 			if p.serving {
 				if peers := peersFromValues(t, np("ingressController")); len(peers) > 0 {
 					wantIn["TCP/8080"] = peers
@@ -162,7 +182,7 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 					}
 				}
 			}
-			comparePorts(t, p.name+" egress", gotOut, wantEgress)
+			comparePorts(t, p.name+" egress", gotOut, wantOut)
 		}
 	})
 }

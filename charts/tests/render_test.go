@@ -79,14 +79,20 @@ type renderCase struct {
 	set  map[string]any // then these, as `helm --set` (dotted keys)
 }
 
-// renderCases are the installs every invariant is checked on: each values file, and the
-// all-in-one mode on the production defaults and on the dev values.
+// renderCases are the installs every invariant is checked on: each values file, the
+// all-in-one mode on the production defaults and on the dev values, the bundled MinIO
+// pinned by digest without a volume, and production's object store through IRSA.
 var renderCases = []renderCase{
 	{name: "default", file: "values.yaml"},
 	{name: "dev", file: "values-dev.yaml"},
 	{name: "prod", file: "values-prod.yaml"},
 	{name: "allInOne", file: "values.yaml", set: map[string]any{"mode": "allInOne"}},
 	{name: "allInOne-dev", file: "values-dev.yaml", set: map[string]any{"mode": "allInOne"}},
+	{name: "bundled-emptyDir", file: "values.yaml", set: map[string]any{
+		"objectStore.type": "bundled", "objectStore.bundled.persistence.enabled": false,
+		"objectStore.bundled.image.digest": "sha256:" + strings.Repeat("0f", 32)}},
+	{name: "prod-irsa", file: "values-prod.yaml", set: map[string]any{
+		"objectStore.external.existingSecret": "", "serviceAccountName": "sharenote-s3"}},
 }
 
 func (rc renderCase) values(t testing.TB) map[string]any {

@@ -66,6 +66,14 @@ func TestValuesTyposFailTheSchema(t *testing.T) {
 		{"a tag in the repository", "image:\n  repository: ghcr.io/sharenote/sharenote:1.0.0", "repository"},
 		{"a digest in the repository", "image:\n  repository: ghcr.io/sharenote/sharenote@sha256:0123", "repository"},
 		{"a tag with a slash", "image:\n  tag: v1/rc", "tag"},
+		{"unknown object store", "objectStore:\n  type: minio", "type"},
+		{"object store typo", "objectStore:\n  extrenal: {}", "extrenal"},
+		{"keys in the object store URL", "objectStore:\n  external:\n    url: s3://AKIA:secret@images", "url"},
+		{"an object store URL that is no S3", "objectStore:\n  external:\n    url: https://images.example.com", "url"},
+		{"a bucket name with capitals", "objectStore:\n  bundled:\n    bucket: Images", "bucket"},
+		{"a MinIO password under 8 characters", "objectStore:\n  bundled:\n    rootPassword: short", "rootPassword"},
+		{"a MinIO digest that is no sha256", "objectStore:\n  bundled:\n    image:\n      digest: latest", "digest"},
+		{"a tag in the MinIO repository", "objectStore:\n  bundled:\n    image:\n      repository: quay.io/minio/minio:latest", "repository"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			user, err := chartutil.ReadValues([]byte(tc.yaml))

@@ -551,8 +551,10 @@ func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
 			}
 			chartPods := 0
 			for _, o := range objects {
-				// The chart's objects (k8s/'s Postgres and Redis are part of sharenote too).
-				if o.Meta.Labels["app.kubernetes.io/name"] != "sharenote" || o.Meta.Labels["app.kubernetes.io/managed-by"] != "Helm" {
+				// The chart's objects (k8s/'s Postgres and Redis are part of sharenote too),
+				// but for the bundled MinIO's, which run MinIO's images.
+				if o.Meta.Labels["app.kubernetes.io/name"] != "sharenote" || o.Meta.Labels["app.kubernetes.io/managed-by"] != "Helm" ||
+					objectStorePod(o.Meta.Labels) {
 					continue
 				}
 				var pod *corev1.PodSpec
@@ -664,6 +666,29 @@ func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
 					t.Errorf("%s does not wait for %s", job, compile.str("name"))
 				}
 			}
+			// The bundled MinIO of values-dev.yaml: the migration (which copies older image
+			// bytes into it) waits for it, the targets for its bucket.
+			if dev.str("objectStore.type") != "bundled" {
+				t.Errorf("values-dev.yaml's object store is %q, want the bundled MinIO", dev.str("objectStore.type"))
+			}
+			minio, bucket := fullname(minioComponent), fullname(minioBucketComponent)
+			for _, name := range []string{minio, bucket} {
+				if _, ok := workloads[name]; !ok {
+					t.Errorf("the dev release has no %s", name)
+				}
+			}
+			if c := resources[bucket]; !slices.Contains(c.strs("resource_deps"), minio) {
+				t.Errorf("%s does not wait for %s", bucket, minio)
+			}
+			if c := resources[releaseName+"-migrate"]; !slices.Contains(c.strs("resource_deps"), minio) {
+				t.Errorf("the migration does not wait for %s", minio)
+			}
+			for _, target := range routes.Targets {
+				if c := resources[releaseName+"-"+target]; !slices.Contains(c.strs("resource_deps"), bucket) {
+					t.Errorf("%s does not wait for %s", target, bucket)
+				}
+			}
+
 			if _, ok := flags["ingress"]; ok != locals["ingress-forward"] {
 				t.Errorf("--ingress=%v but ingress-forward defined: %v", ok, locals["ingress-forward"])
 			}

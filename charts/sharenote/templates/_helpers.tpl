@@ -142,6 +142,59 @@ SHARE_DATABASE_URL and SHARE_REDIS_URL from their Secrets.
 {{- end -}}
 
 {{/*
+The name of the bundled MinIO's objects: its StatefulSet, Service, Secret and NetworkPolicy.
+*/}}
+{{- define "sharenote.minio.fullname" -}}
+{{- printf "%s-minio" (include "sharenote.fullname" .) -}}
+{{- end -}}
+
+{{/*
+A third-party image reference from {repository, tag, digest}: <repository>:<tag>, and
+@<digest> when one pins it.
+*/}}
+{{- define "sharenote.thirdPartyImage" -}}
+{{- printf "%s:%s" .repository .tag -}}
+{{- with .digest }}@{{ . }}{{ end -}}
+{{- end -}}
+
+{{/*
+SHARE_BLOB_URL: the bundled MinIO's bucket through its Service (path-style, MinIO's
+default region, no TLS inside the namespace), or objectStore.external.url.
+*/}}
+{{- define "sharenote.blobURL" -}}
+{{- if eq .Values.objectStore.type "bundled" -}}
+{{- printf "s3://%s?endpoint=%s:9000&region=us-east-1&tls=false" .Values.objectStore.bundled.bucket (include "sharenote.minio.fullname" .) -}}
+{{- else -}}
+{{- .Values.objectStore.external.url -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The object store's environment of every sharenote container: SHARE_BLOB_URL, and the
+keys from the bundled MinIO's Secret or objectStore.external.existingSecret (none when the
+AWS credential chain finds them, e.g. IRSA). The keys never appear as plain values.
+*/}}
+{{- define "sharenote.objectStoreEnv" -}}
+{{- $secret := "" -}}
+{{- if eq .Values.objectStore.type "bundled" -}}
+{{- $secret = include "sharenote.minio.fullname" . -}}
+{{- else -}}
+{{- $secret = .Values.objectStore.external.existingSecret -}}
+{{- end -}}
+- name: SHARE_BLOB_URL
+  value: {{ include "sharenote.blobURL" . | quote }}
+{{- if $secret }}
+{{- range $key := list "AWS_ACCESS_KEY_ID" "AWS_SECRET_ACCESS_KEY" }}
+- name: {{ $key }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $secret }}
+      key: {{ $key }}
+{{- end }}
+{{- end }}
+{{- end -}}
+
+{{/*
 The pod security context of every pod: the image's numeric non-root user.
 */}}
 {{- define "sharenote.podSecurityContext" -}}
@@ -196,5 +249,13 @@ combination fails whatever is rendered.
 {{- end -}}
 {{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.host) -}}
 {{- fail "ingress.tls.enabled needs ingress.host" -}}
+{{- end -}}
+{{- if eq .Values.objectStore.type "bundled" -}}
+{{- if .Values.production -}}
+{{- fail "objectStore.type: bundled is a development MinIO (one replica, root credentials, no backups); production: true needs objectStore.type: external" -}}
+{{- end -}}
+{{- if ne (empty .Values.objectStore.bundled.rootUser) (empty .Values.objectStore.bundled.rootPassword) -}}
+{{- fail "objectStore.bundled: set rootUser and rootPassword, or neither (generated once)" -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
