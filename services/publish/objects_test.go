@@ -232,3 +232,68 @@ func TestObjectStoreOutage(t *testing.T) {
 	}
 	f.published(t, f.multipart(t, acc.Token, field("content", "![[a.png]]"), file("a.png", "image/png", testkit.PNG(t))))
 }
+
+// TestObjectStoreStoppedMidPublish stops the store after the first of two images is
+// stored: the publish answers 503, nothing becomes visible, and what the failed publish
+// could not delete while the store was down (its first object, still under its
+// reservation) the reaper deletes once the reservation is older than an upload may take.
+func TestObjectStoreStoppedMidPublish(t *testing.T) {
+	minio := testkit.StartMinIO(t)
+	b := testkit.PostgresBackend(t)
+	b.BlobEnv = minio.Bucket(t).Env
+	f := start(t, b)
+	acc := f.NewAccount(t, "author")
+	body, contentType := multipartBody(t, field("content", "![[a.png]] ![[b.png]]"),
+		file("a.png", "image/png", testkit.PNGOfSize(t, 300_000)), file("b.png", "image/png", testkit.PNGOfSize(t, 300_000)))
+	second := bytes.Index(body, []byte(`filename="b.png"`))
+	pr, pw := io.Pipe()
+	req, err := http.NewRequest("POST", f.URL+"/api/publish", pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.ContentLength = int64(len(body))
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("Authorization", "Bearer "+acc.Token)
+	answered := make(chan *http.Response, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Error(err)
+		}
+		answered <- resp
+	}()
+	if _, err := pw.Write(body[:second]); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); len(f.objects(t, acc)) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the first image never reached the store")
+		}
+	}
+	minio.Stop()
+	_, _ = pw.Write(body[second:])
+	_ = pw.Close()
+	resp := <-answered
+	if resp == nil {
+		t.FailNow()
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("publish with the store stopped = %d (Retry-After %q), want 503 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"))
+	}
+	if n := f.rows(t, "publications", &acc); n != 0 {
+		t.Errorf("%d publications visible", n)
+	}
+	if n := f.rows(t, "images", &acc); n != 0 {
+		t.Errorf("%d image rows visible", n)
+	}
+
+	minio.Start()
+	f.clock.Advance(note.UploadTimeout + time.Minute)
+	r, err := notedb.New(testkit.OpenDB(t, b), f.App.Blobs()).ReleaseExpired(context.Background(), f.clock.Now(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("after the outage the reaper released %d reservations and %d objects", r.Reservations, r.Objects)
+	f.storedNothing(t, acc)
+}
