@@ -148,7 +148,7 @@ func (r *report) note(format string, args ...any) {
 
 func (r *report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n== sharenote load bench: c=%d, warm-up %v, %v per measurement, Postgres + Redis, random X-Forwarded-For per request\n",
+	fmt.Fprintf(&b, "\n== sharenote load bench: c=%d, warm-up %v, %v per measurement, Postgres + Redis + MinIO, random X-Forwarded-For per request\n",
 		r.cfg.concurrency, r.cfg.warmup, r.cfg.duration)
 	cells := [][]string{{"case", "req/s", "bare req/s", "ratio", "goal", "", "p50", "p99", "bare p99", "CPU/req", "bare CPU/req"}}
 	for _, x := range r.rows {
