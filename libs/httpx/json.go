@@ -51,6 +51,19 @@ func DecodeJSON(c *gin.Context, dst any) error {
 	return UnmarshalJSON(body, dst)
 }
 
+// ReadBody reads the body under limit, a narrower limit than its route's (a JSON body
+// on a route that also takes multipart ones): 413 when it is larger.
+func ReadBody(c *gin.Context, limit int64) ([]byte, error) {
+	if c.Request.ContentLength > limit {
+		return nil, TooLarge(limit)
+	}
+	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
+	if err != nil {
+		return nil, ReadError(err)
+	}
+	return b, nil
+}
+
 // UnmarshalJSON decodes exactly one JSON value from body into dst with the error codes of
 // DecodeJSON.
 func UnmarshalJSON(body []byte, dst any) error {

@@ -99,11 +99,15 @@ type Patch struct {
 	// IfMatch, when not empty, lists the etags of which the publication must still have
 	// one ("*": any); otherwise the update fails with ErrStale and changes nothing.
 	IfMatch []string
+	// Upload holds images to add or replace (a multipart PATCH), already stored, made by
+	// NewUploadTo for this publication; nil when there are none.
+	Upload *Upload
 }
 
 // Empty reports whether the patch changes nothing.
 func (p Patch) Empty() bool {
-	return p.Content == nil && !p.Title.Set && !p.Summary.Set && !p.Properties.Set && p.ShowProperties == nil && !p.ExpiresAt.Set
+	return p.Content == nil && !p.Title.Set && !p.Summary.Set && !p.Properties.Set && p.ShowProperties == nil && !p.ExpiresAt.Set &&
+		(p.Upload == nil || len(p.Upload.images) == 0)
 }
 
 // VersionMeta describes one snapshot in the versions list.
@@ -124,22 +128,27 @@ type Version struct {
 // Storer is what the use cases need from storage; notedb implements it.
 type Storer interface {
 	// Create stores p with its images, whose bytes are in the object store and reserved
-	// against the account under reservation p.CUID, which it settles in the same
-	// transaction: ErrUploadExpired when the reservation is gone (the reaper released it).
-	Create(ctx context.Context, p Publication, images []StoredImage) error
-	// Reserve adds bytes and images to the account's usage and to reservation id, which
-	// it creates when create is set and which expires at expires: ErrQuotaExceeded when
+	// against the account under reservation, which it settles in the same transaction:
+	// ErrUploadExpired when the reservation is gone (the reaper released it).
+	Create(ctx context.Context, p Publication, images []StoredImage, reservation string) error
+	// Reserve adds bytes and images to the account's usage and to reservation id of an
+	// upload to publication noteCUID, which it creates when create is set and which
+	// expires at expires: ErrQuotaExceeded when
 	// the bytes would pass quota, a *TooManyImagesError when the images would pass
 	// MaxImagesPerAccount (both hold under concurrent reservations), ErrUploadExpired when
 	// the reservation to add to is gone.
-	Reserve(ctx context.Context, id, accountCUID string, create bool, bytes int64, images int, quota int64, expires time.Time) error
+	Reserve(ctx context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int, quota int64, expires time.Time) error
 	// Release takes reservation id's bytes and images off the account's usage and deletes
 	// it; releasing a reservation that does not exist does nothing.
 	Release(ctx context.Context, id string) error
 	// Update locks the owner's published (active or expired) publication, stores a
-	// snapshot of it, calls apply with it and the names of its images, and saves the
-	// result, all in one transaction. Only the MaxVersions newest snapshots are kept.
-	Update(ctx context.Context, cuid, accountCUID string, now time.Time, apply func(p *Publication, images []string) error) (Publication, error)
+	// snapshot of it, calls apply with it and the names of its images (with those of
+	// images), and saves the result, all in one transaction. images are new images whose
+	// bytes are reserved under reservation, settled as Create does; an image of the same
+	// name is replaced: released, and its bytes taken off the account's usage. Only the
+	// MaxVersions newest snapshots are kept.
+	Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []StoredImage, reservation string,
+		apply func(p *Publication, images []string) error) (Publication, error)
 	// Versions lists the snapshots of the owner's published publication, newest first.
 	Versions(ctx context.Context, cuid, accountCUID string) ([]VersionMeta, error)
 	// Version returns one snapshot; ErrNotFound for an unknown or pruned number.
@@ -241,8 +250,9 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	p := Publication{CUID: cuid.New(), AccountCUID: accountCUID, CreatedAt: now, UpdatedAt: now,
 		Text: Text{Title: d.Title, Summary: d.Summary, ShowProperties: d.ShowProperties, ExpiresAt: d.ExpiresAt}}
 	var images []StoredImage
+	reservation := ""
 	if d.Upload != nil {
-		p.CUID, images = d.Upload.cuid, d.Upload.images
+		p.CUID, images, reservation = d.Upload.cuid, d.Upload.images, d.Upload.id
 	}
 	names := make([]string, len(images))
 	for i, img := range images {
@@ -258,7 +268,7 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 		return Publication{}, err
 	}
 	p.ETag = newETag()
-	if err := c.store.Create(ctx, p, images); err != nil {
+	if err := c.store.Create(ctx, p, images, reservation); err != nil {
 		return Publication{}, fmt.Errorf("publish: %w", err)
 	}
 	if d.Upload != nil {
@@ -391,7 +401,15 @@ func (c *Core) ReadView(ctx context.Context, cuid string) (View, error) {
 // publication active again.
 func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch) (Publication, error) {
 	now := c.Now()
-	p, err := c.store.Update(ctx, cuid, accountCUID, now, func(p *Publication, images []string) error {
+	var added []StoredImage
+	reservation := ""
+	if patch.Upload != nil {
+		if patch.Upload.cuid != cuid {
+			return Publication{}, fmt.Errorf("update: images uploaded to %s, not %s", patch.Upload.cuid, cuid)
+		}
+		added, reservation = patch.Upload.images, patch.Upload.id
+	}
+	p, err := c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(p *Publication, images []string) error {
 		if len(patch.IfMatch) > 0 && !slices.Contains(patch.IfMatch, "*") && !slices.Contains(patch.IfMatch, p.ETag) {
 			return ErrStale
 		}
@@ -432,6 +450,9 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 	})
 	if err != nil {
 		return Publication{}, fmt.Errorf("update: %w", err)
+	}
+	if patch.Upload != nil {
+		patch.Upload.done = true
 	}
 	c.notify(ctx, cuid)
 	return p, nil

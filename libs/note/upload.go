@@ -57,7 +57,8 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, reserveChunk); return
 type Upload struct {
 	core    *Core
 	account string
-	cuid    string // the publication's, chosen before its images arrive
+	cuid    string // the publication's: a new one's is chosen before its images arrive
+	id      string // the reservation's
 	images  []StoredImage
 	keys    []string // every key an object may have been stored under
 	// reserved is set once the reservation exists; done once Publish committed it.
@@ -66,7 +67,13 @@ type Upload struct {
 
 // NewUpload starts the upload of a publish by accountCUID.
 func (c *Core) NewUpload(accountCUID string) *Upload {
-	return &Upload{core: c, account: accountCUID, cuid: cuid.New()}
+	return c.NewUploadTo(accountCUID, cuid.New())
+}
+
+// NewUploadTo starts the upload of images to the publication noteCUID (a multipart
+// PATCH); Update checks that the account owns it.
+func (c *Core) NewUploadTo(accountCUID, noteCUID string) *Upload {
+	return &Upload{core: c, account: accountCUID, cuid: noteCUID, id: cuid.New()}
 }
 
 // Add streams one image, whose media type CheckImage found, from r into the object
@@ -109,7 +116,7 @@ func (u *Upload) Abort(ctx context.Context) error {
 	defer cancel()
 	err := u.core.blobs.Delete(ctx, u.keys...)
 	if err == nil {
-		err = u.core.store.Release(ctx, u.cuid)
+		err = u.core.store.Release(ctx, u.id)
 	}
 	if err == nil {
 		u.done = true
@@ -177,7 +184,7 @@ func (r *reservingReader) fill() error {
 		return nil
 	}
 	u := r.u
-	if err := u.core.store.Reserve(r.ctx, u.cuid, u.account, !u.reserved, int64(n), images, u.core.quota, u.core.Now().Add(UploadTimeout)); err != nil {
+	if err := u.core.store.Reserve(r.ctx, u.id, u.cuid, u.account, !u.reserved, int64(n), images, u.core.quota, u.core.Now().Add(UploadTimeout)); err != nil {
 		return err
 	}
 	r.started, u.reserved = true, true

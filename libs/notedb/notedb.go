@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
@@ -102,7 +103,7 @@ type imageRow struct {
 func (imageRow) TableName() string { return "images" }
 
 // Create implements note.Storer.
-func (s *Store) Create(ctx context.Context, p note.Publication, images []note.StoredImage) error {
+func (s *Store) Create(ctx context.Context, p note.Publication, images []note.StoredImage, reservation string) error {
 	row, err := toRow(p)
 	if err != nil {
 		return err
@@ -113,25 +114,60 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 		return db.Classify(s.db.WithContext(ctx).Create(&row).Error)
 	}
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		// The reservation holds exactly the images' bytes and number: deleting it leaves
-		// them charged to the account for good.
-		res := tx.Exec("DELETE FROM image_reservations WHERE note_cuid = ?", p.CUID)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return note.ErrUploadExpired
+		if err := settle(tx, reservation); err != nil {
+			return err
 		}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		rows := make([]imageRow, len(images))
-		for i, img := range images {
-			rows[i] = imageRow{AccountCUID: img.AccountCUID, PublicationCUID: img.PublicationCUID, Filename: img.Filename,
-				MediaType: img.MediaType, Size: img.Size, SHA256: img.SHA256, BlobKey: img.BlobKey, CreatedAt: img.CreatedAt}
-		}
-		return tx.Create(&rows).Error
+		return insertImages(tx, images)
 	}))
+}
+
+// settle deletes the reservation of an upload whose rows tx is about to commit. It holds
+// exactly the images' bytes and number: deleting it leaves them charged to the account
+// for good. note.ErrUploadExpired when the reaper released it already.
+func settle(tx *gorm.DB, reservation string) error {
+	res := tx.Exec("DELETE FROM image_reservations WHERE id = ?", reservation)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return note.ErrUploadExpired
+	}
+	return nil
+}
+
+// insertImages adds the rows of stored images.
+func insertImages(tx *gorm.DB, images []note.StoredImage) error {
+	rows := make([]imageRow, len(images))
+	for i, img := range images {
+		rows[i] = imageRow{AccountCUID: img.AccountCUID, PublicationCUID: img.PublicationCUID, Filename: img.Filename,
+			MediaType: img.MediaType, Size: img.Size, SHA256: img.SHA256, BlobKey: img.BlobKey, CreatedAt: img.CreatedAt}
+	}
+	return tx.Create(&rows).Error
+}
+
+// replaceImages releases the images of publication cuid that images replace (same
+// name): like an unpublished note's, they leave the account's usage at once and the
+// reaper deletes them. A released image is renamed to its blob key, which no served
+// image can have ('/' is not allowed in filenames), so that its new namesake can take
+// the name. Then it adds the rows of images.
+func replaceImages(tx *gorm.DB, cuid, accountCUID string, images []note.StoredImage) error {
+	for _, img := range images {
+		var sizes []int64
+		if err := tx.Raw("UPDATE images SET released = ?, filename = blob_key WHERE publication_cuid = ? AND filename = ? AND NOT released RETURNING size",
+			true, cuid, img.Filename).Scan(&sizes).Error; err != nil {
+			return err
+		}
+		for _, size := range sizes {
+			if err := tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used - ?, image_count = image_count - 1 WHERE cuid = ?",
+				size, accountCUID).Error; err != nil {
+				return err
+			}
+		}
+	}
+	return insertImages(tx, images)
 }
 
 // Reserve implements note.Storer. The account's usage is raised with one conditional
@@ -140,17 +176,17 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 // quota nor the count past note.MaxImagesPerAccount. The count is a column beside the
 // bytes rather than a COUNT of the image rows so that the check costs the same one row
 // update at 10,000 images as at none.
-func (s *Store) Reserve(ctx context.Context, id, accountCUID string, create bool, bytes int64, images int, quota int64, expires time.Time) error {
+func (s *Store) Reserve(ctx context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int, quota int64, expires time.Time) error {
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The reservation first: adding to one the reaper released must fail before the
 		// account is charged, and must not make it anew.
 		if create {
-			if err := tx.Exec("INSERT INTO image_reservations (note_cuid, account_cuid, bytes, images, expires_ms) VALUES (?, ?, ?, ?, ?)",
-				id, accountCUID, bytes, images, expires.UnixMilli()).Error; err != nil {
+			if err := tx.Exec("INSERT INTO image_reservations (id, note_cuid, account_cuid, bytes, images, expires_ms) VALUES (?, ?, ?, ?, ?, ?)",
+				id, noteCUID, accountCUID, bytes, images, expires.UnixMilli()).Error; err != nil {
 				return err
 			}
 		} else {
-			res := tx.Exec("UPDATE image_reservations SET bytes = bytes + ?, images = images + ?, expires_ms = ? WHERE note_cuid = ?",
+			res := tx.Exec("UPDATE image_reservations SET bytes = bytes + ?, images = images + ?, expires_ms = ? WHERE id = ?",
 				bytes, images, expires.UnixMilli(), id)
 			if res.Error != nil {
 				return res.Error
@@ -184,7 +220,7 @@ func (s *Store) Reserve(ctx context.Context, id, accountCUID string, create bool
 // Release implements note.Storer.
 func (s *Store) Release(ctx context.Context, id string) error {
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		_, err := release(tx, "note_cuid = ?", id)
+		_, err := release(tx, "id = ?", id)
 		return err
 	}))
 }
@@ -245,7 +281,8 @@ func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
 }
 
 // Update implements note.Storer.
-func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, apply func(*note.Publication, []string) error) (note.Publication, error) {
+func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
+	apply func(*note.Publication, []string) error) (note.Publication, error) {
 	var out note.Publication
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var row publicationRow
@@ -262,8 +299,13 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 			return err
 		}
 		var names []string
-		if err := tx.Model(&imageRow{}).Where("publication_cuid = ?", cuid).Order("filename").Pluck("filename", &names).Error; err != nil {
+		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).Order("filename").Pluck("filename", &names).Error; err != nil {
 			return err
+		}
+		for _, img := range images {
+			if !slices.Contains(names, img.Filename) {
+				names = append(names, img.Filename)
+			}
 		}
 		p, err := fromRow(row)
 		if err != nil {
@@ -279,6 +321,14 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		next.NextVersion = row.NextVersion + 1
 		if err := tx.Select("*").Updates(&next).Error; err != nil {
 			return err
+		}
+		if len(images) > 0 {
+			if err := settle(tx, reservation); err != nil {
+				return err
+			}
+			if err := replaceImages(tx, cuid, accountCUID, images); err != nil {
+				return err
+			}
 		}
 		out = p
 		return nil

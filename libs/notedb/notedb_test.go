@@ -49,11 +49,11 @@ func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredIm
 		for _, img := range images {
 			size += img.Size
 		}
-		if err := f.store.Reserve(context.Background(), cuid, f.owner, true, size, len(images), 1e9, f.now.Add(time.Hour)); err != nil {
+		if err := f.store.Reserve(context.Background(), "upload-"+cuid, cuid, f.owner, true, size, len(images), 1e9, f.now.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := f.store.Create(context.Background(), p, images); err != nil {
+	if err := f.store.Create(context.Background(), p, images, "upload-"+cuid); err != nil {
 		t.Fatal(err)
 	}
 	return p

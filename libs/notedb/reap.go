@@ -90,7 +90,7 @@ func (s *Store) ReleaseExpired(ctx context.Context, now time.Time, batch int) (O
 		var rs []reservation
 		err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			var err error
-			rs, err = release(tx, "note_cuid IN (SELECT note_cuid FROM image_reservations WHERE expires_ms <= ? ORDER BY expires_ms LIMIT ?"+
+			rs, err = release(tx, "id IN (SELECT id FROM image_reservations WHERE expires_ms <= ? ORDER BY expires_ms LIMIT ?"+
 				skipLocked+")", now.UnixMilli(), batch)
 			return err
 		})

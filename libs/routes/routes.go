@@ -73,7 +73,7 @@ var (
 	AuthPublish     = &Route{"POST", "/api/auth/publish", Auth, License, SmallLimit}
 	PublishCreate   = &Route{"POST", "/api/publish", Publish, Mutation, MultipartLimit}
 	NoteRead        = &Route{"GET", "/api/notes/:cuid", Notes, Public, 0}
-	NoteUpdate      = &Route{"PATCH", "/api/notes/:cuid", Notes, Mutation, JSONLimit}
+	NoteUpdate      = &Route{"PATCH", "/api/notes/:cuid", Notes, Mutation, MultipartLimit}
 	NoteVersions    = &Route{"GET", "/api/notes/:cuid/versions", Notes, Bearer, 0}
 	NoteVersion     = &Route{"GET", "/api/notes/:cuid/versions/:version", Notes, Bearer, 0}
 	NoteUnshare     = &Route{"POST", "/api/unshare", Notes, Mutation, SmallLimit}

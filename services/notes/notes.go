@@ -12,6 +12,6 @@ var Module = app.Module{Name: routes.Notes, New: newService}
 
 // newService builds the notes target.
 func newService(d app.Deps) (app.Service, error) {
-	a := newAPI(d.Notes, d.Settings, d.Reads, d.Registry)
+	a := newAPI(d.Notes, d.Settings, d.Reads, d.Registry, d.Log)
 	return app.Service{Handlers: a.handlers()}, nil
 }

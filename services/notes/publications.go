@@ -3,6 +3,7 @@ package notes
 import (
 	"context"
 	"encoding/json"
+	"mime"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -157,25 +158,12 @@ func (a *api) owner(p note.Publication) ownerNote {
 		ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)}
 }
 
-// UpdateNote answers PATCH /api/notes/:cuid with the owner's view after the change.
+// UpdateNote answers PATCH /api/notes/:cuid with the owner's view after the change. The
+// body is JSON, or multipart/form-data with the same fields (as text) and images to add
+// or replace (CONTRACT "Update"). The route's body limit is the multipart limit; a JSON
+// body is held to the JSON limit.
 func (a *api) UpdateNote(c *gin.Context) {
-	var fields map[string]json.RawMessage
-	if err := httpx.DecodeJSON(c, &fields); err != nil {
-		errs.Abort(c, err)
-		return
-	}
-	patch, err := a.parsePatch(fields)
-	if err != nil {
-		errs.Abort(c, err)
-		return
-	}
-	id := c.Param("cuid")
-	if !cuid.Valid(id) {
-		errs.Abort(c, errs.NotFoundError())
-		return
-	}
-	patch.IfMatch = ifMatch(c.GetHeader("If-Match"))
-	p, err := a.notes.Update(c.Request.Context(), authn.Principal(c).AccountCUID, id, patch)
+	p, err := a.update(c)
 	if err != nil {
 		errs.Abort(c, err)
 		return
@@ -185,10 +173,86 @@ func (a *api) UpdateNote(c *gin.Context) {
 	c.JSON(http.StatusOK, a.owner(p))
 }
 
+// update parses the PATCH and applies it. When a multipart PATCH fails, the images it
+// stored are deleted and their quota released before it returns, as at publish.
+func (a *api) update(c *gin.Context) (note.Publication, error) {
+	ctx := c.Request.Context()
+	account, id := authn.Principal(c).AccountCUID, c.Param("cuid")
+	var patch note.Patch
+	var err error
+	if mt, params, perr := mime.ParseMediaType(c.GetHeader("Content-Type")); perr == nil && mt == "multipart/form-data" {
+		if !cuid.Valid(id) {
+			return note.Publication{}, errs.NotFoundError()
+		}
+		patch.Upload = a.notes.NewUploadTo(account, id)
+		patch, err = a.multipartPatch(c, params["boundary"], patch.Upload)
+	} else {
+		patch, err = a.jsonPatch(c)
+		if err == nil && !cuid.Valid(id) {
+			err = errs.NotFoundError()
+		}
+	}
+	if err == nil {
+		patch.IfMatch = ifMatch(c.GetHeader("If-Match"))
+		var p note.Publication
+		if p, err = a.notes.Update(ctx, account, id, patch); err == nil {
+			return p, nil
+		}
+	}
+	if patch.Upload != nil {
+		if err := patch.Upload.Abort(ctx); err != nil {
+			a.log.WarnContext(ctx, "a failed update's images are left for the reaper", "err", err)
+		}
+	}
+	return note.Publication{}, err
+}
+
+// jsonPatch reads a JSON PATCH body.
+func (a *api) jsonPatch(c *gin.Context) (note.Patch, error) {
+	if err := httpx.RequireJSON(c); err != nil {
+		return note.Patch{}, err
+	}
+	body, err := httpx.ReadBody(c, routes.JSONLimit)
+	if err != nil {
+		return note.Patch{}, err
+	}
+	var fields map[string]json.RawMessage
+	if err := httpx.UnmarshalJSON(body, &fields); err != nil {
+		return note.Patch{}, err
+	}
+	return a.parsePatch(fields, nil)
+}
+
+// multipartPatch reads a multipart PATCH body: its text fields are the JSON fields as
+// text (properties as a JSON object, show_properties true or false); a multipart field
+// cannot be null, so it sets and never clears. The images stream into up.
+func (a *api) multipartPatch(c *gin.Context, boundary string, up *note.Upload) (note.Patch, error) {
+	text, err := noteapi.ReadMultipart(c, boundary, up)
+	if err != nil {
+		return note.Patch{Upload: up}, err
+	}
+	fields := make(map[string]json.RawMessage, len(text))
+	for name, v := range text {
+		switch name {
+		case "properties":
+			fields[name] = json.RawMessage(v)
+		case "show_properties":
+			b, err := noteapi.ParseBool(name, v)
+			if err != nil {
+				return note.Patch{Upload: up}, err
+			}
+			fields[name], _ = json.Marshal(b)
+		default:
+			fields[name], _ = json.Marshal(v)
+		}
+	}
+	return a.parsePatch(fields, up)
+}
+
 // parsePatch reads the fields a PATCH may change; JSON null clears the optional ones.
 // Unknown fields are ignored, as at publish; a body with nothing to change is invalid.
-func (a *api) parsePatch(fields map[string]json.RawMessage) (note.Patch, error) {
-	var p note.Patch
+func (a *api) parsePatch(fields map[string]json.RawMessage, up *note.Upload) (note.Patch, error) {
+	p := note.Patch{Upload: up}
 	str := func(name string, raw json.RawMessage, nullable bool) (*string, error) {
 		if string(raw) == "null" {
 			if !nullable {
@@ -233,12 +297,12 @@ func (a *api) parsePatch(fields map[string]json.RawMessage) (note.Patch, error) 
 			}
 		}
 		if err != nil {
-			return note.Patch{}, err
+			return note.Patch{Upload: up}, err
 		}
 	}
 	if p.Empty() {
-		return note.Patch{}, errs.New(http.StatusBadRequest, errs.InvalidBody,
-			"The body must change at least one of content, title, summary, properties, show_properties, expires_at.")
+		return note.Patch{Upload: up}, errs.New(http.StatusBadRequest, errs.InvalidBody,
+			"The body must change at least one of content, title, summary, properties, show_properties, expires_at, or add an image.")
 	}
 	return p, nil
 }

@@ -2,6 +2,7 @@ package notes
 
 import (
 	"encoding/json"
+	"log/slog"
 	"maps"
 	"net/http"
 	"slices"
@@ -24,12 +25,13 @@ type api struct {
 	settings *account.SettingsCore
 	public   *noteapi.Public
 	renders  prometheus.Counter
+	log      *slog.Logger
 }
 
 // newAPI returns the API; public reads are answered from reads, and its page counter
 // registers on reg.
-func newAPI(notes *note.Core, settings *account.SettingsCore, reads *readcache.Cache, reg prometheus.Registerer) *api {
-	a := &api{notes: notes, settings: settings, public: noteapi.NewPublic(reads, notes.Clock),
+func newAPI(notes *note.Core, settings *account.SettingsCore, reads *readcache.Cache, reg prometheus.Registerer, log *slog.Logger) *api {
+	a := &api{notes: notes, settings: settings, public: noteapi.NewPublic(reads, notes.Clock), log: log,
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_page_renders_total", Help: "Note pages built around their stored HTML; cached reads are not counted."})}
 	reg.MustRegister(a.renders)

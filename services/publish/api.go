@@ -6,15 +6,9 @@ package publish
 // arrive (note.Upload), so that a request holds a small constant of each in memory.
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"mime"
-	"mime/multipart"
 	"net/http"
 	"unicode/utf8"
 
@@ -103,21 +97,9 @@ func unsupported() error {
 		"Content-Type must be text/markdown, application/json or multipart/form-data.")
 }
 
-// readLimited reads the body under the JSON/Markdown limit.
-func readLimited(c *gin.Context) ([]byte, error) {
-	if c.Request.ContentLength > routes.JSONLimit {
-		return nil, httpx.TooLarge(routes.JSONLimit)
-	}
-	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, routes.JSONLimit))
-	if err != nil {
-		return nil, httpx.ReadError(err)
-	}
-	return b, nil
-}
-
 // markdown is the text/markdown format: the body is the note, options come in headers.
 func (a *api) markdown(c *gin.Context) (note.Draft, error) {
-	body, err := readLimited(c)
+	body, err := httpx.ReadBody(c, routes.JSONLimit)
 	if err != nil {
 		return note.Draft{}, err
 	}
@@ -137,7 +119,7 @@ func (a *api) markdown(c *gin.Context) (note.Draft, error) {
 		}
 	}
 	if s := c.GetHeader("X-Show-Properties"); s != "" {
-		if d.ShowProperties, err = parseBool("X-Show-Properties", s); err != nil {
+		if d.ShowProperties, err = noteapi.ParseBool("X-Show-Properties", s); err != nil {
 			return note.Draft{}, err
 		}
 	}
@@ -155,7 +137,7 @@ type jsonRequest struct {
 
 // json is the application/json format. Unknown fields are ignored (CONTRACT "Publish").
 func (a *api) json(c *gin.Context) (note.Draft, error) {
-	body, err := readLimited(c)
+	body, err := httpx.ReadBody(c, routes.JSONLimit)
 	if err != nil {
 		return note.Draft{}, err
 	}
@@ -181,64 +163,14 @@ func (a *api) json(c *gin.Context) (note.Draft, error) {
 	return d, nil
 }
 
-// textFields are the form fields of the multipart format (CONTRACT "Publish"); the values
-// of other fields without a filename are read and dropped.
-var textFields = map[string]bool{"content": true, "title": true, "summary": true, "show_properties": true,
-	"expires_at": true, "properties": true}
-
-// multipart is the multipart/form-data format: text fields, and one part per image whose
-// field name is the exact filename. Parts are streamed: a text field is read up to the
-// JSON limit, an image into d.Upload (up to MaxImageBytes), the whole request up to the
-// route's limit. Reading stops at the first image over MaxImagesPerPublish, before its
-// bytes.
+// multipart is the multipart/form-data format (noteapi.ReadMultipart): the text fields
+// make the draft, the images stream into d.Upload.
 func (a *api) multipart(c *gin.Context, boundary string, d *note.Draft) error {
-	if boundary == "" {
-		return errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body has no boundary.")
+	fields, err := noteapi.ReadMultipart(c, boundary, d.Upload)
+	if err != nil {
+		return err
 	}
-	body := &tailReader{r: c.Request.Body}
-	mr := multipart.NewReader(body, boundary)
 	d.ShowProperties = true
-	fields := map[string]string{}
-	seen := map[string]bool{}
-	for {
-		part, err := mr.NextPart()
-		if err == io.EOF { //nolint:errorlint // Only the reader's own, unwrapped EOF means "done".
-			// The reader also answers a bare EOF for a body cut short; only a body that
-			// really ends with the close delimiter is complete.
-			if !bytes.Contains(body.tail, []byte("--"+boundary+"--")) {
-				return errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body ends before its closing boundary.")
-			}
-			break
-		}
-		if err != nil {
-			return multipartError(err)
-		}
-		name := part.FormName()
-		if part.FileName() != "" {
-			if seen[name] {
-				return fmt.Errorf("%w: %s is uploaded twice", note.ErrInvalidImage, name)
-			}
-			seen[name] = true
-			if err := readImage(c.Request.Context(), part, name, d.Upload); err != nil {
-				return err
-			}
-			continue
-		}
-		if !textFields[name] {
-			if err := readPart(part, routes.JSONLimit, io.Discard); err != nil {
-				return textError(err)
-			}
-			continue
-		}
-		var buf bytes.Buffer
-		if err := readPart(part, routes.JSONLimit, &buf); err != nil {
-			return textError(err)
-		}
-		if !utf8.Valid(buf.Bytes()) {
-			return noteapi.InvalidField(fmt.Sprintf("Form field %q is not valid UTF-8.", name))
-		}
-		fields[name] = buf.String()
-	}
 	content, ok := fields["content"]
 	if !ok {
 		return noteapi.InvalidField("content is required.")
@@ -250,9 +182,8 @@ func (a *api) multipart(c *gin.Context, boundary string, d *note.Draft) error {
 	if v, ok := fields["summary"]; ok {
 		d.Summary = &v
 	}
-	var err error
 	if v, ok := fields["show_properties"]; ok {
-		if d.ShowProperties, err = parseBool("show_properties", v); err != nil {
+		if d.ShowProperties, err = noteapi.ParseBool("show_properties", v); err != nil {
 			return err
 		}
 	}
@@ -267,90 +198,4 @@ func (a *api) multipart(c *gin.Context, boundary string, d *note.Draft) error {
 		}
 	}
 	return nil
-}
-
-// tailReader remembers the last bytes read through it, to check how a body ended.
-type tailReader struct {
-	r    io.Reader
-	tail []byte
-}
-
-const tailSize = 1024
-
-func (t *tailReader) Read(p []byte) (int, error) {
-	n, err := t.r.Read(p)
-	t.tail = append(t.tail, p[:n]...)
-	if len(t.tail) > tailSize {
-		t.tail = append(t.tail[:0], t.tail[len(t.tail)-tailSize:]...)
-	}
-	return n, err
-}
-
-// errPartTooLarge is a part over its own limit, as opposed to the whole request over the
-// route's limit (which surfaces as *http.MaxBytesError).
-var errPartTooLarge = errors.New("part too large")
-
-// signatureBytes is enough of an image's first bytes for every signature CheckImage knows
-// (WebP's is the longest: "RIFF", a size, "WEBP").
-const signatureBytes = 12
-
-// readImage checks an image part on its first bytes, before the rest is read, then
-// streams it into up.
-func readImage(ctx context.Context, part *multipart.Part, name string, up *note.Upload) error {
-	head := make([]byte, signatureBytes)
-	n, err := io.ReadFull(part, head)
-	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF { //nolint:errorlint // ReadFull returns these unwrapped.
-		return multipartError(err)
-	}
-	head = head[:n]
-	mediaType, err := note.CheckImage(name, part.Header.Get("Content-Type"), head)
-	if err != nil {
-		return err
-	}
-	err = up.Add(ctx, name, mediaType, io.MultiReader(bytes.NewReader(head), part))
-	if src := (*note.SourceError)(nil); errors.As(err, &src) {
-		return multipartError(src.Err)
-	}
-	return err
-}
-
-// readPart copies a part of at most limit bytes to w; errPartTooLarge when it is longer.
-// A failed read of the part is returned as it is.
-func readPart(part io.Reader, limit int64, w io.Writer) error {
-	n, err := io.Copy(w, io.LimitReader(part, limit+1))
-	if err != nil {
-		return err
-	}
-	if n > limit {
-		return errPartTooLarge
-	}
-	return nil
-}
-
-// textError translates a failed read of a text field.
-func textError(err error) error {
-	if errors.Is(err, errPartTooLarge) {
-		return httpx.TooLarge(routes.JSONLimit)
-	}
-	return multipartError(err)
-}
-
-// multipartError translates a failed read of the multipart body: over the route's limit
-// is 413, below the minimum rate 408, anything else a body that does not parse.
-func multipartError(err error) error {
-	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) || errors.Is(err, httpx.ErrBodyTooSlow) {
-		return httpx.ReadError(err)
-	}
-	return errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body could not be parsed.")
-}
-
-func parseBool(field, s string) (bool, error) {
-	switch s {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, noteapi.InvalidField(field + " must be true or false.")
 }
