@@ -43,6 +43,9 @@ type Command struct {
 	// Usage is what follows the command's name on its command line, as its help shows it
 	// ("[flags]"); one line per form when it has several, empty when it takes nothing.
 	Usage string
+	// Example, when set, is shown in the command's help after the summary: command lines
+	// to copy, one a line.
+	Example string
 	// Flags, when set, defines the command's flags on fs, so that its help can list them.
 	// Run parses its own flags, best with the same function, so that the two cannot drift.
 	Flags func(fs *flag.FlagSet)
@@ -277,6 +280,9 @@ func (p Program) commandUsage(w io.Writer, cmd Command) {
 		prefix = "      "
 	}
 	fmt.Fprintf(w, "\n%s\n", cmd.Summary)
+	if cmd.Example != "" {
+		fmt.Fprintf(w, "\nexample:\n  %s\n", strings.ReplaceAll(cmd.Example, "\n", "\n  "))
+	}
 	if cmd.Flags == nil {
 		return
 	}

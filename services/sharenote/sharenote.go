@@ -10,6 +10,7 @@ import (
 	"github.com/sharenote/sharenote/services/notes"
 	"github.com/sharenote/sharenote/services/ogrenderer"
 	"github.com/sharenote/sharenote/services/publish"
+	"github.com/sharenote/sharenote/services/sharenote/clientcmd"
 )
 
 // Program is the `sharenote` binary. Modules holds one module per name of
@@ -17,5 +18,5 @@ import (
 var Program = app.Program{
 	Name:     "sharenote",
 	Modules:  []app.Module{auth.Module, publish.Module, notes.Module, images.Module, ogrenderer.Module},
-	Commands: []app.Command{auth.LicensesCommand},
+	Commands: append([]app.Command{auth.LicensesCommand}, clientcmd.Commands...),
 }

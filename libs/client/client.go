@@ -1,0 +1,264 @@
+// Package client is a Go client of the Share API (SPEC.md, CONTRACT.md, and the OpenAPI
+// document in libs/openapi): one method per operation, typed requests and answers, and
+// errors that carry the API's code. The `sharenote` client commands are built on it.
+//
+// Rate limits: a GET answered 429 or 503 is sent again after its Retry-After (else an
+// exponential backoff), with jitter, at most 3 times and after at most 60 seconds of waiting
+// in all; every other method is never sent twice, since a repeated publish creates another
+// publication and a repeated update another version snapshot.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Client calls one server of the API. Its fields are read on every call and must not
+// change while calls are running.
+type Client struct {
+	// BaseURL is the server's {base_url}, such as http://127.0.0.1:8080.
+	BaseURL string
+	// Token is the bearer token of Login; empty for public reads.
+	Token string
+	// HTTP sends the requests; nil means http.DefaultClient.
+	HTTP *http.Client
+}
+
+// The GET retry policy of the package comment.
+const (
+	maxRetries = 3
+	maxWait    = 60 * time.Second
+)
+
+// Error is an error answer of the API.
+type Error struct {
+	Status int
+	// Code is the machine-readable code of CONTRACT.md ("not_found", "rate_limited", …);
+	// empty when the body was not the API's error body (a proxy's page, say).
+	Code    string
+	Message string
+	// RetryAfter is the Retry-After header's wait, zero when absent.
+	RetryAfter time.Duration
+}
+
+func (e *Error) Error() string {
+	if e.Code == "" {
+		return fmt.Sprintf("%s (HTTP %d)", e.Message, e.Status)
+	}
+	return fmt.Sprintf("%s (HTTP %d %s)", e.Message, e.Status, e.Code)
+}
+
+// Login exchanges a license key and the instance (activation) id of a device for a
+// two-hour session token (POST /api/auth/publish). Put its Token in Client.Token.
+func (c *Client) Login(ctx context.Context, licenseKey, instanceID string) (*Token, error) {
+	var out Token
+	return &out, c.do(ctx, http.MethodPost, "/api/auth/publish", nil, nil, TokenRequest{licenseKey, instanceID}, &out)
+}
+
+// Note reads a public note (GET /api/notes/:cuid); it needs no token.
+func (c *Client) Note(ctx context.Context, cuid string) (*PublicNote, error) {
+	var out PublicNote
+	return &out, c.do(ctx, http.MethodGet, notePath(cuid), nil, nil, nil, &out)
+}
+
+// Update changes the fields set in u (PATCH /api/notes/:cuid). With ifMatch (the ETag of an
+// earlier answer) the server refuses with 412 precondition_failed when the publication
+// has changed since; "" updates whatever state it is in.
+func (c *Client) Update(ctx context.Context, cuid string, u NoteUpdate, ifMatch string) (*OwnerNote, error) {
+	var h http.Header
+	if ifMatch != "" {
+		h = http.Header{"If-Match": {strconv.Quote(ifMatch)}}
+	}
+	var out OwnerNote
+	return &out, c.do(ctx, http.MethodPatch, notePath(cuid), nil, h, u, &out)
+}
+
+// Versions lists the kept snapshots of a publication, newest first.
+func (c *Client) Versions(ctx context.Context, cuid string) (*VersionList, error) {
+	var out VersionList
+	return &out, c.do(ctx, http.MethodGet, notePath(cuid)+"/versions", nil, nil, nil, &out)
+}
+
+// Version reads snapshot n of a publication.
+func (c *Client) Version(ctx context.Context, cuid string, n int) (*Version, error) {
+	var out Version
+	return &out, c.do(ctx, http.MethodGet, notePath(cuid)+"/versions/"+strconv.Itoa(n), nil, nil, nil, &out)
+}
+
+// Unshare unpublishes a publication (POST /api/unshare).
+func (c *Client) Unshare(ctx context.Context, cuid string) (*Unshared, error) {
+	var out Unshared
+	return &out, c.do(ctx, http.MethodPost, "/api/unshare", nil, nil, map[string]string{"cuid": cuid}, &out)
+}
+
+// ListOptions select a page of List.
+type ListOptions struct {
+	// Limit is the page size, 1 to 100; 0 means the server's default (50).
+	Limit int
+	// Cursor is the NextCursor of the previous page; empty for the first.
+	Cursor string
+}
+
+// List reads one page of the caller's publications, newest first (GET /api/user/notes).
+func (c *Client) List(ctx context.Context, o ListOptions) (*NoteList, error) {
+	q := url.Values{}
+	if o.Limit != 0 {
+		q.Set("limit", strconv.Itoa(o.Limit))
+	}
+	if o.Cursor != "" {
+		q.Set("cursor", o.Cursor)
+	}
+	var out NoteList
+	return &out, c.do(ctx, http.MethodGet, "/api/user/notes", q, nil, nil, &out)
+}
+
+// Pages iterates over every page of the caller's publications, following the cursor; it
+// stops after the first error.
+func (c *Client) Pages(ctx context.Context, limit int) iter.Seq2[*NoteList, error] {
+	return func(yield func(*NoteList, error) bool) {
+		o := ListOptions{Limit: limit}
+		for {
+			page, err := c.List(ctx, o)
+			if !yield(page, err) || err != nil || page.NextCursor == nil {
+				return
+			}
+			o.Cursor = *page.NextCursor
+		}
+	}
+}
+
+// Settings reads the sharing settings and the image storage use.
+func (c *Client) Settings(ctx context.Context) (*Profile, error) {
+	var out Profile
+	return &out, c.do(ctx, http.MethodGet, "/api/user/settings", nil, nil, nil, &out)
+}
+
+// ReplaceSettings replaces every setting (PUT): fields left nil reset to their defaults.
+func (c *Client) ReplaceSettings(ctx context.Context, s SettingsInput) (*Profile, error) {
+	var out Profile
+	return &out, c.do(ctx, http.MethodPut, "/api/user/settings", nil, nil, s, &out)
+}
+
+// UpdateSettings changes the settings that are not nil in s (PATCH).
+func (c *Client) UpdateSettings(ctx context.Context, s SettingsInput) (*Profile, error) {
+	var out Profile
+	return &out, c.do(ctx, http.MethodPatch, "/api/user/settings", nil, nil, s, &out)
+}
+
+func notePath(cuid string) string { return "/api/notes/" + url.PathEscape(cuid) }
+
+// do sends one call and decodes its 2xx answer into out; a GET is sent again per the
+// retry policy.
+func (c *Client) do(ctx context.Context, method, path string, query url.Values, header http.Header, body, out any) error {
+	var payload []byte
+	if body != nil {
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
+	}
+	var waited time.Duration
+	for attempt := 0; ; attempt++ {
+		err := c.send(ctx, method, path, query, header, payload, out)
+		var apiErr *Error
+		if method != http.MethodGet || attempt == maxRetries || !errors.As(err, &apiErr) ||
+			(apiErr.Status != http.StatusTooManyRequests && apiErr.Status != http.StatusServiceUnavailable) {
+			return err
+		}
+		d := backoff(attempt, apiErr.RetryAfter)
+		if waited+d > maxWait {
+			return err
+		}
+		t := time.NewTimer(d)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		waited += d
+	}
+}
+
+// backoff is the wait before retry attempt+1: the server's Retry-After, else 1 s doubling
+// with each attempt; plus up to a quarter more, so that clients limited together do not
+// come back together.
+func backoff(attempt int, retryAfter time.Duration) time.Duration {
+	d := retryAfter
+	if d <= 0 {
+		d = time.Second << attempt
+	}
+	return d + rand.N(d/4+1)
+}
+
+// send makes one request.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, header http.Header, payload []byte, out any) error {
+	u := strings.TrimRight(c.BaseURL, "/") + path
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var body io.Reader
+	if payload != nil {
+		body = bytes.NewReader(payload)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, body)
+	if err != nil {
+		return err
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", "sharenote-client")
+	if payload != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return readError(resp)
+	}
+	dec := json.NewDecoder(resp.Body)
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decode the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// readError turns an error answer into an *Error.
+func readError(resp *http.Response) error {
+	e := &Error{Status: resp.StatusCode}
+	if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && secs > 0 {
+		e.RetryAfter = time.Duration(secs) * time.Second
+	}
+	var body struct{ Error, Message string }
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&body); err == nil {
+		e.Code, e.Message = body.Error, body.Message
+	}
+	if e.Message == "" {
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	return e
+}

@@ -1,0 +1,51 @@
+package client_test
+
+// These examples are compiled but not run: they need a server with every target, which a
+// package under libs may not import, and an Example cannot start one (it has no
+// *testing.T). services/sharenote/clientcmd tests the same calls against the real program.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/sharenote/sharenote/libs/client"
+)
+
+func Example() {
+	ctx := context.Background()
+	c := &client.Client{BaseURL: "http://127.0.0.1:8080"}
+	tok, err := c.Login(ctx, os.Getenv("SHARE_LICENSE_KEY"), os.Getenv("SHARE_INSTANCE_ID"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	c.Token = tok.Token
+	for page, err := range c.Pages(ctx, 100) {
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, n := range page.Notes {
+			fmt.Println(n.Cuid, n.URL)
+		}
+	}
+}
+
+// Update with the ETag of the state it changes: a change made elsewhere in between is
+// refused with 412 precondition_failed instead of being overwritten.
+func ExampleClient_Update() {
+	ctx := context.Background()
+	c := &client.Client{BaseURL: "http://127.0.0.1:8080", Token: os.Getenv("SHARE_TOKEN")}
+	const cuid = "k3v9x2m0q8w1e7r4t6y5u2i0"
+	content := "# New text"
+	n, err := c.Update(ctx, cuid, client.NoteUpdate{Content: &content, Summary: client.Clear[string]()}, "")
+	if err != nil {
+		log.Fatal(err)
+	}
+	_, err = c.Update(ctx, cuid, client.NoteUpdate{Title: client.Set("Renamed")}, n.ETag)
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) && apiErr.Code == "precondition_failed" {
+		fmt.Println("changed elsewhere since; read it again")
+	}
+}

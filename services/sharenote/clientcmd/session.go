@@ -1,0 +1,182 @@
+package clientcmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/client"
+)
+
+// defaultServer is the address `sharenote serve` listens on by default (SHARE_ADDR).
+const defaultServer = "http://127.0.0.1:8080"
+
+// credentials is the token file: a session per server, so that a token is only ever sent
+// to the server that issued it, and the server of the last login (the default). It never
+// holds a license key.
+type credentials struct {
+	Default string                   `json:"default"`
+	Servers map[string]*client.Token `json:"servers"`
+}
+
+// configDir is the client's folder: $XDG_CONFIG_HOME/sharenote when set (read through the
+// command's environment, on every system, as gh does), else os.UserConfigDir()/sharenote.
+func configDir(getenv func(string) string) (string, error) {
+	dir := getenv("XDG_CONFIG_HOME")
+	if !filepath.IsAbs(dir) {
+		var err error
+		if dir, err = os.UserConfigDir(); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(dir, "sharenote"), nil
+}
+
+func credentialsFile(getenv func(string) string) (string, error) {
+	dir, err := configDir(getenv)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "credentials.json"), nil
+}
+
+// loadCredentials reads the token file; a missing file is an empty one.
+func loadCredentials(getenv func(string) string) (*credentials, error) {
+	path, err := credentialsFile(getenv)
+	if err != nil {
+		return nil, err
+	}
+	creds := &credentials{Servers: map[string]*client.Token{}}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return creds, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(b, creds); err != nil {
+		return nil, fmt.Errorf("%s: %w (remove it and run `sharenote login`)", path, err)
+	}
+	if creds.Servers == nil {
+		creds.Servers = map[string]*client.Token{}
+	}
+	return creds, nil
+}
+
+// save writes the token file, readable by its owner only, in a folder only its owner may
+// enter; a rename replaces it whole, so a crash leaves the old file or the new one.
+func (c *credentials) save(getenv func(string) string) error {
+	path, err := credentialsFile(getenv)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".credentials-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}
+
+// server is the server a command talks to: --server, else SHARE_SERVER, else the server
+// of the last login, else the address `sharenote serve` listens on by default.
+func server(flagValue string, getenv func(string) string, creds *credentials) string {
+	for _, s := range []string{flagValue, getenv("SHARE_SERVER"), creds.Default} {
+		if s != "" {
+			return strings.TrimRight(s, "/")
+		}
+	}
+	return defaultServer
+}
+
+// licenseFromEnv returns SHARE_LICENSE_KEY and SHARE_INSTANCE_ID, and whether both are set.
+func licenseFromEnv(getenv func(string) string) (key, instance string, ok bool) {
+	key, instance = getenv("SHARE_LICENSE_KEY"), getenv("SHARE_INSTANCE_ID")
+	return key, instance, key != "" && instance != ""
+}
+
+// login exchanges the license for a token and stores it as the session of server, which
+// becomes the default.
+func login(ctx context.Context, env app.Env, creds *credentials, server, key, instance string) (*client.Token, error) {
+	tok, err := (&client.Client{BaseURL: server}).Login(ctx, key, instance)
+	if err != nil {
+		return nil, err
+	}
+	creds.Servers[server] = tok
+	creds.Default = server
+	return tok, creds.save(env.Getenv)
+}
+
+// renewBefore is how long before its expiry a cached token is no longer used: a command
+// that starts with it should not see it expire halfway.
+const renewBefore = time.Minute
+
+// withSession runs fn with a client holding the session of the command's server. A
+// missing or expired session is renewed from SHARE_LICENSE_KEY and SHARE_INSTANCE_ID when
+// both are set, else the error says to run `sharenote login`; a token the server refuses
+// (401) is renewed the same way and fn runs once more, since nothing was done.
+func withSession(ctx context.Context, env app.Env, serverFlag string, fn func(*client.Client) error) error {
+	creds, err := loadCredentials(env.Getenv)
+	if err != nil {
+		return err
+	}
+	srv := server(serverFlag, env.Getenv, creds)
+	key, instance, canRenew := licenseFromEnv(env.Getenv)
+	tok := creds.Servers[srv]
+	renewed := false
+	if tok == nil || time.Until(tok.ExpiresAt.Time) < renewBefore {
+		if !canRenew {
+			return notLoggedIn(srv, tok != nil)
+		}
+		if tok, err = login(ctx, env, creds, srv, key, instance); err != nil {
+			return err
+		}
+		renewed = true
+	}
+	c := &client.Client{BaseURL: srv, Token: tok.Token}
+	err = fn(c)
+	var apiErr *client.Error
+	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnauthorized {
+		return err
+	}
+	if !canRenew || renewed {
+		return notLoggedIn(srv, true)
+	}
+	if tok, err = login(ctx, env, creds, srv, key, instance); err != nil {
+		return err
+	}
+	c.Token = tok.Token
+	return fn(c)
+}
+
+func notLoggedIn(server string, expired bool) error {
+	if expired {
+		return fmt.Errorf("the session for %s has expired or was revoked: run `sharenote login`", server)
+	}
+	return fmt.Errorf("not logged in to %s: run `sharenote login`", server)
+}
