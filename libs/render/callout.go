@@ -13,7 +13,8 @@ import (
 )
 
 // callouts is the goldmark extension for Obsidian callouts: a blockquote whose first line
-// is `[!kind] Optional title` (with an optional + or - fold marker) becomes a titled box.
+// is `[!kind] Optional title` becomes a titled box. With a fold marker it is foldable, a
+// <details> with its title as the <summary>: closed for `[!kind]-`, open for `[!kind]+`.
 type callouts struct{}
 
 // kindCallout is the AST node kind of a callout.
@@ -24,15 +25,16 @@ type calloutNode struct {
 	ast.BaseBlock
 	Variety string
 	Title   string
+	Fold    string // "", "-" (folded) or "+" (unfolded)
 }
 
 func (n *calloutNode) Kind() ast.NodeKind { return kindCallout }
 
 func (n *calloutNode) Dump(source []byte, level int) {
-	ast.DumpHelper(n, source, level, map[string]string{"Variety": n.Variety, "Title": n.Title}, nil)
+	ast.DumpHelper(n, source, level, map[string]string{"Variety": n.Variety, "Title": n.Title, "Fold": n.Fold}, nil)
 }
 
-var calloutExpr = regexp.MustCompile(`^\[!([A-Za-z][A-Za-z0-9_-]{0,30})\][+-]?[ \t]*(.*)$`)
+var calloutExpr = regexp.MustCompile(`^\[!([A-Za-z][A-Za-z0-9_-]{0,30})\]([+-]?)[ \t]*(.*)$`)
 
 func (callouts) Extend(m goldmark.Markdown) {
 	m.Parser().AddOptions(parser.WithASTTransformers(util.Prioritized(callouts{}, 100)))
@@ -60,7 +62,7 @@ func (callouts) Transform(doc *ast.Document, reader text.Reader, _ parser.Contex
 			continue
 		}
 		kind := strings.ToLower(m[1])
-		title := strings.TrimSpace(m[2])
+		title := strings.TrimSpace(m[3])
 		if title == "" {
 			title = strings.ToUpper(kind[:1]) + kind[1:]
 		}
@@ -68,7 +70,7 @@ func (callouts) Transform(doc *ast.Document, reader text.Reader, _ parser.Contex
 		if para.ChildCount() == 0 {
 			q.RemoveChild(q, para)
 		}
-		c := &calloutNode{Variety: kind, Title: title}
+		c := &calloutNode{Variety: kind, Title: title, Fold: m[2]}
 		for child := q.FirstChild(); child != nil; {
 			next := child.NextSibling()
 			c.AppendChild(c, child)
@@ -94,13 +96,21 @@ func dropFirstLine(para *ast.Paragraph) {
 func (callouts) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindCallout, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		c := n.(*calloutNode)
-		if entering {
-			_, _ = w.WriteString(`<div class="callout callout-` + c.Variety + `"><p class="callout-title">`)
-			_, _ = w.Write(util.EscapeHTML([]byte(c.Title)))
-			_, _ = w.WriteString("</p>\n")
-		} else {
-			_, _ = w.WriteString("</div>\n")
+		box, title := "div", "p"
+		if c.Fold != "" {
+			box, title = "details", "summary"
 		}
+		if !entering {
+			_, _ = w.WriteString("</" + box + ">\n")
+			return ast.WalkContinue, nil
+		}
+		_, _ = w.WriteString("<" + box + ` class="callout callout-` + c.Variety + `"`)
+		if c.Fold == "+" {
+			_, _ = w.WriteString(" open")
+		}
+		_, _ = w.WriteString("><" + title + ` class="callout-title">`)
+		_, _ = w.Write(util.EscapeHTML([]byte(c.Title)))
+		_, _ = w.WriteString("</" + title + ">\n")
 		return ast.WalkContinue, nil
 	})
 }

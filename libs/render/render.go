@@ -48,7 +48,8 @@ import (
 
 // Version identifies the renderer's output. Bump it whenever the HTML for the same
 // Markdown changes; stored renders of an older version are re-rendered lazily.
-const Version = 1
+// 2: highlights, tags, foldable callouts.
+const Version = 2
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
 type Fallback struct {
@@ -99,6 +100,8 @@ var markdown = goldmark.New(
 		extension.Footnote,
 		codeBlocks{},
 		callouts{},
+		highlights{},
+		tags{},
 	),
 	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
 )
@@ -108,7 +111,9 @@ var markdown = goldmark.New(
 var policy = func() *bluemonday.Policy {
 	p := bluemonday.UGCPolicy()
 	token := regexp.MustCompile(`^[A-Za-z0-9_:. -]+$`)
-	p.AllowAttrs("class").Matching(token).OnElements("pre", "code", "span", "div", "p", "a", "sup", "ol", "li", "hr")
+	p.AllowElements("mark", "details", "summary")
+	p.AllowAttrs("class").Matching(token).OnElements("pre", "code", "span", "div", "p", "a", "sup", "ol", "li", "hr", "details", "summary")
+	p.AllowAttrs("open").Matching(regexp.MustCompile(`^(open)?$`)).OnElements("details")
 	p.AllowAttrs("id").Matching(token).OnElements("h1", "h2", "h3", "h4", "h5", "h6", "li", "sup")
 	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(left|right|center)$`)).OnElements("th", "td")
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")

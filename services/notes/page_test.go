@@ -37,7 +37,8 @@ func TestPageRendersEveryFeature(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
 		id := f.publish(f.acc, note.Draft{Content: typical, Title: ptr("Feature tour"), Summary: ptr("Everything at once"),
-			Properties: map[string]any{"tags": []any{"go", "web"}, "meta": map[string]any{"lang": "en"}, "n": 3}, ShowProperties: true})
+			Properties: map[string]any{"tags": []any{"go", "web"}, "meta": map[string]any{"lang": "en", "title": "nested"}, "n": 3,
+				"title": "Feature tour"}, ShowProperties: true})
 		resp, html := pageOf(t, f, id)
 		resp.Expect(t, 200, "")
 		for name, want := range map[string]string{
@@ -54,7 +55,7 @@ func TestPageRendersEveryFeature(t *testing.T) {
 			"author":              `<span class="author">owner</span>`,
 			"properties table":    `<table class="properties">`,
 			"list as chips":       `<ul class="chips"><li>go</li><li>web</li></ul>`,
-			"nested value":        `<dl class="nested"><dt>lang</dt><dd>en</dd></dl>`,
+			"nested value":        `<dl class="nested"><dt>lang</dt><dd>en</dd><dt>title</dt><dd>nested</dd></dl>`,
 			"og:title":            `<meta property="og:title" content="Feature tour">`,
 			"og:description":      `<meta property="og:description" content="Everything at once">`,
 			"og:image":            `<meta property="og:image" content="` + f.URL + `/api/og/` + id + `.png">`,
@@ -67,6 +68,10 @@ func TestPageRendersEveryFeature(t *testing.T) {
 			if !strings.Contains(html, want) {
 				t.Errorf("%s: page lacks %s", name, want)
 			}
+		}
+		// The title is the heading; the properties table does not repeat it (CONTRACT).
+		if strings.Contains(html, `<th scope="row">title</th>`) {
+			t.Error("the properties table repeats the title")
 		}
 		if len(html) > 30_000 {
 			t.Errorf("a typical page is %d bytes, want under 30 KB", len(html))

@@ -65,7 +65,7 @@ func Render(d Data) (Page, error) {
 		CSS          template.CSS
 		Props        []property
 		SiteName     string
-	}{d, title, template.CSS(css), properties(d.Properties), SiteName}
+	}{d, title, template.CSS(css), properties(d.Properties, "title"), SiteName}
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, view); err != nil {
 		return Page{}, fmt.Errorf("render page: %w", err)
@@ -104,10 +104,15 @@ type property struct {
 	Value template.HTML
 }
 
-func properties(m map[string]any) []property {
+// properties are the rows of a properties table, but for the key skip: the top-level
+// table leaves out the title, which the page shows as its heading already (CONTRACT
+// "Rendering").
+func properties(m map[string]any, skip string) []property {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		keys = append(keys, k)
+		if k != skip {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	out := make([]property, len(keys))
@@ -145,7 +150,7 @@ func writeValue(b *strings.Builder, v any, depth int) {
 			return
 		}
 		b.WriteString(`<dl class="nested">`)
-		for _, p := range properties(x) {
+		for _, p := range properties(x, "") {
 			b.WriteString("<dt>" + template.HTMLEscapeString(p.Key) + "</dt><dd>")
 			writeValue(b, x[p.Key], depth+1)
 			b.WriteString("</dd>")
@@ -279,6 +284,9 @@ hr{border:0;border-top:1px solid var(--line)}
 ul:has(>li>input[type=checkbox]){list-style:none;padding-left:1.2rem}
 .callout{border-left:4px solid var(--accent);background:var(--soft);border-radius:6px;padding:.2rem 1rem;margin:1rem 0}
 .callout-title{font-weight:700;margin:.5rem 0}
+summary.callout-title{cursor:pointer}
+mark{background:color-mix(in srgb,var(--accent) 30%,transparent);color:inherit;border-radius:3px;padding:0 .15em}
+.tag{display:inline-block;background:var(--soft);border:1px solid var(--line);border-radius:999px;padding:0 .5em;font-size:.88em;color:var(--accent)}
 .callout-warning,.callout-caution,.callout-attention{border-left-color:#d29922}
 .callout-danger,.callout-error,.callout-bug,.callout-failure{border-left-color:#e5534b}
 .callout-tip,.callout-success,.callout-check,.callout-done{border-left-color:#3fb950}
