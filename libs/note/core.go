@@ -290,7 +290,6 @@ func (c *Core) render(ctx context.Context, p *Publication) error {
 		return fmt.Errorf("render: %w", err)
 	}
 	p.HTML, p.RenderVersion = html, c.renderer.Version()
-	p.Warnings = nil
 	for _, f := range fallbacks {
 		p.Warnings = append(p.Warnings, Warning{Code: WarnRenderFallback, Ref: f.Ref,
 			Message: "A block is shown as plain text: " + f.Reason + "."})
@@ -325,14 +324,13 @@ func (c *Core) setContent(p *Publication, content string, props map[string]any, 
 	if t, ok := fm["title"].(string); ok && !hasTitle {
 		p.Title = &t
 	}
-	if len(images) > 0 {
-		urls := make(map[string]string, len(images))
-		for _, name := range images {
-			urls[name] = routes.ImageRead.URL(c.publicURL, p.AccountCUID, p.CUID, name)
-		}
-		body = ReplaceImageLinks(body, urls)
+	urls := make(map[string]string, len(images))
+	for _, name := range images {
+		urls[name] = routes.ImageRead.URL(c.publicURL, p.AccountCUID, p.CUID, name)
 	}
+	body = ReplaceImageLinks(body, urls)
 	p.Content = body
+	p.Warnings = append(p.Warnings, referenceWarnings(body, urls)...)
 	return nil
 }
 

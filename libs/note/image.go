@@ -33,6 +33,26 @@ const (
 	webpOffset = 8 // "RIFF", a four-byte size, then "WEBP"
 )
 
+// imageFormat is the media type and format name of an accepted image's filename, by
+// its extension (case-insensitively); ok is false for any other name.
+func imageFormat(filename string) (mediaType, format string, ok bool) {
+	dot := strings.LastIndexByte(filename, '.')
+	if dot < 0 {
+		return "", "", false
+	}
+	switch asciiLower(filename[dot+1:]) {
+	case "png":
+		return mediaPNG, "PNG", true
+	case "jpg", "jpeg":
+		return mediaJPEG, "JPEG", true
+	case "gif":
+		return mediaGIF, "GIF", true
+	case "webp":
+		return mediaWebP, "WebP", true
+	}
+	return "", "", false
+}
+
 // ValidFilename reports whether name can be used as an image's filename. The name becomes a
 // path segment of the public image URL and a key in storage, so anything that could change
 // the meaning of a path is refused: separators ("/" and "\"), "..", names made only of dots,
@@ -69,21 +89,11 @@ func CheckImage(filename, declaredType string, data []byte) (mediaType string, e
 			ErrInvalidImage, yamljson.Quote(filename), maxFilenameBytes)
 	}
 
-	dot := strings.LastIndexByte(filename, '.')
-	if dot < 0 {
+	if strings.LastIndexByte(filename, '.') < 0 {
 		return "", fmt.Errorf("%w: %s: the filename needs an extension: png, jpg, jpeg, gif or webp", ErrInvalidImage, filename)
 	}
-	var format string
-	switch asciiLower(filename[dot+1:]) {
-	case "png":
-		mediaType, format = mediaPNG, "PNG"
-	case "jpg", "jpeg":
-		mediaType, format = mediaJPEG, "JPEG"
-	case "gif":
-		mediaType, format = mediaGIF, "GIF"
-	case "webp":
-		mediaType, format = mediaWebP, "WebP"
-	default:
+	mediaType, format, ok := imageFormat(filename)
+	if !ok {
 		return "", fmt.Errorf("%w: %s: the extension must be png, jpg, jpeg, gif or webp", ErrInvalidImage, filename)
 	}
 

@@ -106,6 +106,10 @@ type Warning struct {
 const (
 	// WarnRenderFallback: a block missed a rendering bound and is shown as plain text.
 	WarnRenderFallback = "render_fallback"
+	// WarnUnresolvedReference: an image reference names no image of the note.
+	WarnUnresolvedReference = "unresolved_reference"
+	// WarnUnusedImage: an image of the note is not shown by its content.
+	WarnUnusedImage = "unused_image"
 )
 
 // Status returns the state at now: expiry is computed at read time, no job moves it.

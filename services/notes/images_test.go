@@ -115,10 +115,20 @@ func TestMultipartPatchAddsAndReplacesImages(t *testing.T) {
 		if n, want := f.usage(), int64(len(newA)+len(addB)); n != want {
 			t.Errorf("image_bytes_used = %d, want %d (the replaced image no longer counts)", n, want)
 		}
+		// Content that stops showing an image is warned of.
+		var warned struct{ Warnings []struct{ Code, Ref string } }
+		f.patch(id, map[string]any{"content": "![[a.png]] ![[b.png]]\n\nNow ![[a.png]] only? No: [[c.png]]."}).Expect(t, http.StatusOK, "").Decode(t, &warned)
+		if len(warned.Warnings) != 1 || warned.Warnings[0].Code != "unresolved_reference" || warned.Warnings[0].Ref != "c.png" {
+			t.Errorf("PATCH warnings %+v, want one unresolved_reference for c.png", warned.Warnings)
+		}
+		f.patch(id, map[string]any{"content": "![[a.png]]"}).Expect(t, http.StatusOK, "").Decode(t, &warned)
+		if len(warned.Warnings) != 1 || warned.Warnings[0].Code != "unused_image" || warned.Warnings[0].Ref != "b.png" {
+			t.Errorf("PATCH warnings %+v, want one unused_image for b.png", warned.Warnings)
+		}
 		var versions struct{ Versions []struct{ Version int } }
 		f.get("/api/notes/"+id+"/versions", f.acc.Token).Expect(t, http.StatusOK, "").Decode(t, &versions)
-		if len(versions.Versions) != 2 {
-			t.Errorf("%d versions, want 2 (one per PATCH)", len(versions.Versions))
+		if len(versions.Versions) != 4 {
+			t.Errorf("%d versions, want 4 (one per PATCH)", len(versions.Versions))
 		}
 
 		// Stale: nothing stored, nothing reserved, nothing charged.

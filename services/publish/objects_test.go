@@ -297,3 +297,40 @@ func TestObjectStoreStoppedMidPublish(t *testing.T) {
 	t.Logf("after the outage the reaper released %d reservations and %d objects", r.Reservations, r.Objects)
 	f.storedNothing(t, acc)
 }
+
+// TestPublishWarnsOfBrokenImageReferences: an image reference that names no uploaded
+// image and an uploaded image the note does not show are published, with a warning each
+// that names the spot; a link to another note is no image reference.
+func TestPublishWarnsOfBrokenImageReferences(t *testing.T) {
+	f := start(t, testkit.SQLiteBackend(t))
+	acc := f.NewAccount(t, "author")
+	resp := f.multipart(t, acc.Token, field("content", "![[shown.png]] ![[missing.png]] ![[missing.png]] [[gone.jpg|200]] [[Another note]]"),
+		file("shown.png", "image/png", testkit.PNG(t)), file("spare.png", "image/png", testkit.PNG(t)))
+	f.published(t, resp)
+	var body struct {
+		Warnings []struct{ Code, Message, Ref string }
+	}
+	resp.Decode(t, &body)
+	got := map[string]string{}
+	for _, w := range body.Warnings {
+		got[w.Ref] = w.Code
+		if w.Message == "" {
+			t.Errorf("warning %+v has no message", w)
+		}
+	}
+	want := map[string]string{"missing.png": "unresolved_reference", "gone.jpg|200": "unresolved_reference", "spare.png": "unused_image"}
+	if len(body.Warnings) != len(want) {
+		t.Errorf("warnings %+v, want exactly %v", body.Warnings, want)
+	}
+	for ref, code := range want {
+		if got[ref] != code {
+			t.Errorf("warning for %q = %q, want %q (all: %+v)", ref, got[ref], code, body.Warnings)
+		}
+	}
+	// A clean note has none.
+	clean := f.markdown(t, acc.Token, "# Clean\n\n[[Another note]]", nil)
+	f.published(t, clean)
+	if clean.Decode(t, &body); len(body.Warnings) != 0 {
+		t.Errorf("a clean note got warnings %+v", body.Warnings)
+	}
+}
