@@ -163,7 +163,8 @@ func TestBrowserShowsTheNotePage(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t, testkit.SQLiteBackend(t))
 	long := "```\n" + strings.Repeat("a_very_long_unbroken_identifier_", 12) + "\n```\n\nA-very-long-word-" + strings.Repeat("x", 120) + "\n"
-	id := f.publish(f.acc, note.Draft{Content: typical + long, Title: ptr("A note from sharenote"), Summary: ptr("What readers see"),
+	obsidian := "\nSome ==marked== words, #tag and #nested/tag.\n\n> [!faq]- Folded\n> Hidden body.\n\n> [!tip]+ Unfolded\n> Shown body.\n"
+	id := f.publish(f.acc, note.Draft{Content: typical + long + obsidian, Title: ptr("A note from sharenote"), Summary: ptr("What readers see"),
 		Properties: map[string]any{"tags": []any{"go", "web", "notes"}, "status": "draft", "meta": map[string]any{"lang": "en"}}, ShowProperties: true})
 	attack := f.publish(f.acc, note.Draft{Content: strings.Join(xssCorpus(t), "\n\n"), Title: ptr("<script>alert('title')</script>")})
 	dir := artifactsDir(t)
@@ -197,6 +198,12 @@ func TestBrowserShowsTheNotePage(t *testing.T) {
   callout: document.querySelector('.callout-title')?.textContent,
   code: getComputedStyle(document.querySelector('.hl-kd')).color !== getComputedStyle(document.body).color,
   checkbox: document.querySelectorAll('input[type=checkbox]').length,
+  mark: document.querySelector('mark')?.textContent,
+  tags: [...document.querySelectorAll('.tag')].map(e => e.textContent).join(' '),
+  folded: document.querySelector('details.callout-faq')?.open,
+  unfolded: document.querySelector('details.callout-tip')?.open,
+  hiddenShown: document.querySelector('details.callout-faq p')?.checkVisibility(),
+  delimiters: /==|\[\[/.test(document.querySelector('main').innerText),
 })`))
 				if err != nil {
 					t.Fatal(err)
@@ -210,6 +217,12 @@ func TestBrowserShowsTheNotePage(t *testing.T) {
 				}
 				if state["heading"] != true || state["table"] != true || state["callout"] != "Mind the gap" || state["code"] != true || state["checkbox"].(float64) != 2 {
 					t.Errorf("rendered page state: %v", state)
+				}
+				// Obsidian's constructs: a highlight, tag chips, a closed and an open
+				// foldable callout, and no raw delimiters left.
+				if state["mark"] != "marked" || state["tags"] != "#tag #nested/tag" || state["folded"] != false || state["unfolded"] != true ||
+					state["hiddenShown"] != false || state["delimiters"] != false {
+					t.Errorf("Obsidian constructs: %v", state)
 				}
 				fired, problems = visit(t, ctx, f.URL+"/s/"+attack)
 				if len(fired) > 0 || len(problems) > 0 {
