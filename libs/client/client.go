@@ -66,6 +66,19 @@ func (c *Client) Login(ctx context.Context, licenseKey, instanceID string) (*Tok
 	return &out, c.do(ctx, http.MethodPost, "/api/auth/publish", nil, nil, TokenRequest{licenseKey, instanceID}, &out)
 }
 
+// Publish creates a publication (POST /api/publish): as JSON, or with images as one
+// multipart/form-data request whose images are streamed from their readers, read once.
+// It is never retried, since a repeated publish creates another publication; after an
+// error that is not an *Error (a dropped connection) the note may or may not have been
+// published.
+func (c *Client) Publish(ctx context.Context, p PublishRequest) (*PublishResponse, error) {
+	var out PublishResponse
+	if len(p.Images) == 0 {
+		return &out, c.do(ctx, http.MethodPost, "/api/publish", nil, nil, p, &out)
+	}
+	return &out, c.sendMultipart(ctx, http.MethodPost, "/api/publish", nil, p, p.Images, &out)
+}
+
 // Note reads a public note (GET /api/notes/:cuid); it needs no token.
 func (c *Client) Note(ctx context.Context, cuid string) (*PublicNote, error) {
 	var out PublicNote
@@ -76,12 +89,25 @@ func (c *Client) Note(ctx context.Context, cuid string) (*PublicNote, error) {
 // earlier answer) the server refuses with 412 precondition_failed when the publication
 // has changed since; "" updates whatever state it is in.
 func (c *Client) Update(ctx context.Context, cuid string, u NoteUpdate, ifMatch string) (*OwnerNote, error) {
-	var h http.Header
-	if ifMatch != "" {
-		h = http.Header{"If-Match": {strconv.Quote(ifMatch)}}
-	}
 	var out OwnerNote
-	return &out, c.do(ctx, http.MethodPatch, notePath(cuid), nil, h, u, &out)
+	return &out, c.do(ctx, http.MethodPatch, notePath(cuid), nil, ifMatchHeader(ifMatch), u, &out)
+}
+
+// UpdateWithImages is Update as one multipart/form-data request that also adds images, or
+// replaces the publication's images of the same names; `[[name]]` in a new Content
+// resolves against all the note's images. A form field cannot be null, so a Clear in u is
+// refused before anything is sent. The images are streamed, read once, and never sent
+// twice: the request is not retried.
+func (c *Client) UpdateWithImages(ctx context.Context, cuid string, u NoteUpdate, images []Image, ifMatch string) (*OwnerNote, error) {
+	var out OwnerNote
+	return &out, c.sendMultipart(ctx, http.MethodPatch, notePath(cuid), ifMatchHeader(ifMatch), u, images, &out)
+}
+
+func ifMatchHeader(etag string) http.Header {
+	if etag == "" {
+		return nil
+	}
+	return http.Header{"If-Match": {strconv.Quote(etag)}}
 }
 
 // Versions lists the kept snapshots of a publication, newest first.
@@ -158,8 +184,8 @@ func (c *Client) UpdateSettings(ctx context.Context, s SettingsInput) (*Profile,
 
 func notePath(cuid string) string { return "/api/notes/" + url.PathEscape(cuid) }
 
-// do sends one call and decodes its 2xx answer into out; a GET is sent again per the
-// retry policy.
+// do sends one call with a JSON body (none when body is nil) and decodes its 2xx answer
+// into out; a GET is sent again per the retry policy.
 func (c *Client) do(ctx context.Context, method, path string, query url.Values, header http.Header, body, out any) error {
 	var payload []byte
 	if body != nil {
@@ -170,7 +196,11 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 	}
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
-		err := c.send(ctx, method, path, query, header, payload, out)
+		var r io.Reader
+		if payload != nil {
+			r = bytes.NewReader(payload)
+		}
+		err := c.send(ctx, method, path, query, header, r, "application/json", out)
 		var apiErr *Error
 		if method != http.MethodGet || attempt == maxRetries || !errors.As(err, &apiErr) ||
 			(apiErr.Status != http.StatusTooManyRequests && apiErr.Status != http.StatusServiceUnavailable) {
@@ -202,15 +232,11 @@ func backoff(attempt int, retryAfter time.Duration) time.Duration {
 	return d + rand.N(d/4+1)
 }
 
-// send makes one request.
-func (c *Client) send(ctx context.Context, method, path string, query url.Values, header http.Header, payload []byte, out any) error {
+// send makes one request; body, when not nil, is sent with contentType.
+func (c *Client) send(ctx context.Context, method, path string, query url.Values, header http.Header, body io.Reader, contentType string, out any) error {
 	u := strings.TrimRight(c.BaseURL, "/") + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
-	}
-	var body io.Reader
-	if payload != nil {
-		body = bytes.NewReader(payload)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
@@ -221,8 +247,8 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	}
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("User-Agent", "sharenote-client")
-	if payload != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)

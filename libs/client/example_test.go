@@ -49,3 +49,26 @@ func ExampleClient_Update() {
 		fmt.Println("changed elsewhere since; read it again")
 	}
 }
+
+// Publish a note with an image streamed from its file: `![[map.png]]` in the content
+// becomes the image's URL.
+func ExampleClient_Publish() {
+	ctx := context.Background()
+	c := &client.Client{BaseURL: "http://127.0.0.1:8080", Token: os.Getenv("SHARE_TOKEN")}
+	f, err := os.Open("map.png")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer f.Close()
+	res, err := c.Publish(ctx, client.PublishRequest{
+		Content: "---\ntitle: Trip\n---\n# Trip\n\n![[map.png]]\n",
+		Images:  []client.Image{{Name: "map.png", Body: f}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.URL)
+	for _, w := range res.Warnings {
+		fmt.Println("warning:", w.Message)
+	}
+}

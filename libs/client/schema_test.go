@@ -1,6 +1,7 @@
 package client_test
 
 import (
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -31,6 +32,8 @@ func TestTypesMatchTheOpenAPISchemas(t *testing.T) {
 		"VersionList":     client.VersionList{},
 		"Version":         client.Version{},
 		"UnshareResponse": client.Unshared{},
+		"PublishJSON":     client.PublishRequest{},
+		"PublishResponse": client.PublishResponse{},
 		"NoteList":        client.NoteList{},
 		"Profile":         client.Profile{},
 		"SettingsInput":   client.SettingsInput{},
@@ -41,6 +44,21 @@ func TestTypesMatchTheOpenAPISchemas(t *testing.T) {
 			continue
 		}
 		compare(t, name, reflect.TypeOf(v), ref.Value)
+	}
+}
+
+// TestMultipartFormsHaveTheJSONFields: the multipart bodies are written from the JSON
+// types (each JSON field a form field), so their schemas must name the same fields.
+func TestMultipartFormsHaveTheJSONFields(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(openapi.JSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for form, body := range map[string]string{"PublishMultipart": "PublishJSON", "NoteUpdateMultipart": "NoteUpdate"} {
+		f, b := doc.Components.Schemas[form].Value, doc.Components.Schemas[body].Value
+		if got, want := slices.Sorted(maps.Keys(f.Properties)), slices.Sorted(maps.Keys(b.Properties)); !slices.Equal(got, want) {
+			t.Errorf("%s has the fields %v, %s %v", form, got, body, want)
+		}
 	}
 }
 
@@ -74,7 +92,7 @@ func compare(t *testing.T, at string, typ reflect.Type, s *openapi3.Schema) {
 			f := typ.Field(i)
 			tag := f.Tag.Get("json")
 			name, opts, _ := strings.Cut(tag, ",")
-			if !f.IsExported() || name == "" {
+			if !f.IsExported() || name == "" || name == "-" {
 				continue
 			}
 			names = append(names, name)

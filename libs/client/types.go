@@ -226,3 +226,29 @@ type SettingsInput struct {
 	Font        *string `json:"font,omitempty"`
 	Indexable   *bool   `json:"indexable,omitempty"`
 }
+
+// PublishRequest is a note to publish (schema PublishJSON; with Images, the form fields
+// of PublishMultipart). Content may start with YAML frontmatter, which the server parses
+// into properties; the other fields are optional.
+type PublishRequest struct {
+	Content string  `json:"content"`
+	Title   *string `json:"title,omitempty"`
+	Summary *string `json:"summary,omitempty"`
+	// ShowProperties nil means true.
+	ShowProperties *bool      `json:"show_properties,omitempty"`
+	Properties     Properties `json:"properties,omitempty"`
+	// ExpiresAt is RFC 3339 or a date YYYY-MM-DD (00:00 UTC that day).
+	ExpiresAt *string `json:"expires_at,omitempty"`
+	// Images are sent with the note, each under its Name: `[[Name]]` and `![[Name]]` in
+	// Content become the image's public URL.
+	Images []Image `json:"-"`
+}
+
+// PublishResponse is the answer to Publish (schema PublishResponse).
+type PublishResponse struct {
+	Cuid string `json:"cuid"`
+	URL  string `json:"url"`
+	// ETag is the publication's etag, for Update's ifMatch.
+	ETag     string    `json:"etag"`
+	Warnings []Warning `json:"warnings"`
+}

@@ -1,5 +1,5 @@
 // Package clientcmd holds the client commands of the sharenote binary (CONTRACT.md
-// "Client"), built on libs/client: login, list, versions, unshare, settings. They follow
+// "Client"), built on libs/client: login, publish, list, versions, unshare, settings. They follow
 // gh's conventions: --json prints the API's JSON, otherwise plain lines for people and
 // scripts; data goes to stdout, confirmations to stderr and only on a terminal; errors
 // carry the API's message and exit 1, command lines that cannot be understood exit 2.
@@ -22,7 +22,7 @@ import (
 )
 
 // Commands are the client commands, for app.Program.Commands.
-var Commands = []app.Command{loginCommand, listCommand, versionsCommand, unshareCommand, settingsCommand}
+var Commands = []app.Command{loginCommand, publishCommand, listCommand, versionsCommand, unshareCommand, settingsCommand}
 
 // common are the flags of every client command.
 type common struct {
@@ -77,9 +77,14 @@ func printJSON(w io.Writer, v any) error {
 
 // confirm tells a person at a terminal what was done; scripts get silence.
 func confirm(w io.Writer, format string, args ...any) {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+	if isTerminal(w) {
 		fmt.Fprintf(w, format+"\n", args...)
 	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 var loginCommand = app.Command{

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,13 +74,14 @@ func (f *fixture) publish(title string) string {
 }
 
 // validate fails unless each line of out is a 200 answer to method path that the OpenAPI
-// document allows.
+// document allows. The commands print the body: the headers are the ones the API sends
+// with it (a publication's ETag after a publish or update).
 func validate(t *testing.T, method, path, out string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	for _, line := range lines {
 		testkit.ValidateResponse(t, httptest.NewRequest(method, path, nil), http.StatusOK,
-			http.Header{"Content-Type": {"application/json"}}, []byte(line))
+			http.Header{"Content-Type": {"application/json"}, "Etag": {`"etag"`}}, []byte(line))
 	}
 }
 
@@ -227,7 +229,7 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 	for _, args := range [][]string{
 		{"versions"}, {"versions", "a", "b", "c"}, {"versions", "a", "zero"}, {"unshare"},
 		{"settings", "--set", "colour=red"}, {"settings", "--set", "indexable=maybe"}, {"settings", "--set", "theme"},
-		{"list", "extra"}, {"list", "--bogus"}, {"login", "extra"},
+		{"list", "extra"}, {"list", "--bogus"}, {"login", "extra"}, {"publish"}, {"publish", "a.md", "b.md"}, {"completion"},
 	} {
 		if code, _, errOut := f.run(nil, args...); code != 2 || errOut == "" {
 			t.Errorf("%q: exit %d, stderr %q; want 2 and why", args, code, errOut)
@@ -241,11 +243,41 @@ func TestUsageErrorsExitTwo(t *testing.T) {
 
 func TestHelpShowsAnExample(t *testing.T) {
 	f := newFixture(t, testkit.SQLiteBackend(t))
-	for _, cmd := range []string{"login", "list", "versions", "unshare", "settings"} {
+	for _, cmd := range []string{"login", "publish", "list", "versions", "unshare", "settings"} {
 		code, out, _ := f.run(nil, cmd, "--help")
 		if code != 0 || !strings.Contains(out, "usage: sharenote "+cmd) || !strings.Contains(out, "example:\n  ") ||
 			!strings.Contains(out, "-json") || !strings.Contains(out, "-server") {
 			t.Errorf("%s --help: exit %d, %q", cmd, code, out)
 		}
+	}
+}
+
+func TestCompletionListsEveryCommandAndItsFlags(t *testing.T) {
+	f := newFixture(t, testkit.SQLiteBackend(t))
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		code, out, errOut := f.run(nil, "completion", shell)
+		if code != 0 {
+			t.Fatalf("completion %s: exit %d, stderr %q", shell, code, errOut)
+		}
+		for _, want := range []string{"serve", "login", "publish", "completion", "versions", "new", "limit", "set", "target"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("completion %s lacks %q:\n%s", shell, want, out)
+			}
+		}
+		if shell != "bash" {
+			continue
+		}
+		if bash, err := exec.LookPath("bash"); err == nil {
+			script := filepath.Join(t.TempDir(), "sharenote.bash")
+			if err := os.WriteFile(script, []byte(out), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := exec.Command(bash, "-n", script).CombinedOutput(); err != nil {
+				t.Errorf("bash -n: %v\n%s", err, b)
+			}
+		}
+	}
+	if code, _, _ := f.run(nil, "completion", "tcsh"); code != 2 {
+		t.Errorf("completion tcsh: exit %d, want 2", code)
 	}
 }

@@ -39,30 +39,11 @@ func configDir(getenv func(string) string) (string, error) {
 	return filepath.Join(dir, "sharenote"), nil
 }
 
-func credentialsFile(getenv func(string) string) (string, error) {
-	dir, err := configDir(getenv)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "credentials.json"), nil
-}
-
 // loadCredentials reads the token file; a missing file is an empty one.
 func loadCredentials(getenv func(string) string) (*credentials, error) {
-	path, err := credentialsFile(getenv)
-	if err != nil {
+	creds := &credentials{}
+	if err := readPrivate(getenv, "credentials.json", creds); err != nil {
 		return nil, err
-	}
-	creds := &credentials{Servers: map[string]*client.Token{}}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return creds, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(b, creds); err != nil {
-		return nil, fmt.Errorf("%s: %w (remove it and run `sharenote login`)", path, err)
 	}
 	if creds.Servers == nil {
 		creds.Servers = map[string]*client.Token{}
@@ -70,25 +51,51 @@ func loadCredentials(getenv func(string) string) (*credentials, error) {
 	return creds, nil
 }
 
-// save writes the token file, readable by its owner only, in a folder only its owner may
-// enter; a rename replaces it whole, so a crash leaves the old file or the new one.
-func (c *credentials) save(getenv func(string) string) error {
-	path, err := credentialsFile(getenv)
+// readPrivate reads the JSON file name of the client's folder into v; a missing file
+// leaves v as it is.
+func readPrivate(getenv func(string) string, name string, v any) error {
+	dir, err := configDir(getenv)
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
+	path := filepath.Join(dir, name)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w (remove the file to start afresh)", path, err)
+	}
+	return nil
+}
+
+// save writes the token file.
+func (c *credentials) save(getenv func(string) string) error {
+	return writePrivate(getenv, "credentials.json", c)
+}
+
+// writePrivate writes v as JSON to the file name of the client's folder, readable by its
+// owner only, in a folder only its owner may enter; a rename replaces it whole, so a
+// crash leaves the old file or the new one.
+func writePrivate(getenv func(string) string, name string, v any) error {
+	dir, err := configDir(getenv)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(c, "", "  ")
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, ".credentials-*")
+	f, err := os.CreateTemp(dir, "."+name+"-*")
 	if err != nil {
 		return err
 	}
@@ -100,7 +107,7 @@ func (c *credentials) save(getenv func(string) string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	return os.Rename(f.Name(), filepath.Join(dir, name))
 }
 
 // server is the server a command talks to: --server, else SHARE_SERVER, else the server
