@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -35,6 +36,10 @@ func releasePods(t *testing.T, r *rendered) []pod {
 	}
 	for _, ss := range all[appsv1.StatefulSet](r) {
 		pods = append(pods, pod{ss.Name, ss.Spec.Template.Labels, false})
+	}
+	// helm test's Pod.
+	for _, p := range all[corev1.Pod](r) {
+		pods = append(pods, pod{p.Name, p.Labels, false})
 	}
 	return pods
 }
@@ -80,6 +85,9 @@ func portKey(p networkingv1.NetworkPolicyPort) string {
 	}
 	return fmt.Sprintf("%s/%s", proto, p.Port.String())
 }
+
+// testComponent is the component label of helm test's Pod (templates/tests/readyz.yaml).
+const testComponent = "test"
 
 func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 	forEachCase(t, func(t *testing.T, r *rendered) {
@@ -128,8 +136,17 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 		}
 
 		// Who may reach the bundled MinIO: the release's pods, and only they.
-		releasePeers := []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
-			"app.kubernetes.io/name": "sharenote", "app.kubernetes.io/instance": releaseName}}}}
+		releaseLabels := map[string]string{"app.kubernetes.io/name": "sharenote", "app.kubernetes.io/instance": releaseName}
+		releasePeers := []networkingv1.NetworkPolicyPeer{{PodSelector: &metav1.LabelSelector{MatchLabels: releaseLabels}}}
+		// helm test's Pod asks the serving pods' admin port, and nothing else gets it that way.
+		helmTest := r.val("tests.enabled") == true
+		testPeer := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+			"app.kubernetes.io/name": "sharenote", "app.kubernetes.io/instance": releaseName, "app.kubernetes.io/component": testComponent}}}
+		servingPeer := networkingv1.NetworkPolicyPeer{PodSelector: &metav1.LabelSelector{MatchLabels: releaseLabels,
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "app.kubernetes.io/component", Operator: metav1.LabelSelectorOpIn, Values: r.workloads()}}}}
+		if got := len(all[corev1.Pod](r)); helmTest != (got == 1) {
+			t.Errorf("tests.enabled %v, %d test Pods", helmTest, got)
+		}
 		for _, p := range pods {
 			// Isolated both ways: some policy of each type selects every pod of the release.
 			in, out := selecting(t, r, p, networkingv1.PolicyTypeIngress), selecting(t, r, p, networkingv1.PolicyTypeEgress)
@@ -167,6 +184,15 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 				}
 				if peers := peersFromValues(t, np("monitoring")); len(peers) > 0 {
 					wantIn["TCP/9090"] = peers
+				}
+				if helmTest {
+					wantIn["TCP/9090"] = append(wantIn["TCP/9090"], testPeer)
+				}
+			}
+			if p.labels["app.kubernetes.io/component"] == testComponent {
+				wantOut = map[string][]networkingv1.NetworkPolicyPeer{"TCP/9090": {servingPeer}}
+				for k, v := range wantEgress {
+					wantOut[k] = v
 				}
 			}
 			comparePorts(t, p.name+" ingress", gotIn, wantIn)

@@ -272,6 +272,7 @@ var kinds = map[string]func() any{
 	"v1/Service":                              func() any { return new(corev1.Service) },
 	"v1/Namespace":                            func() any { return new(corev1.Namespace) },
 	"v1/ServiceAccount":                       func() any { return new(corev1.ServiceAccount) },
+	"v1/Pod":                                  func() any { return new(corev1.Pod) },
 	"apps/v1/Deployment":                      func() any { return new(appsv1.Deployment) },
 	"apps/v1/StatefulSet":                     func() any { return new(appsv1.StatefulSet) },
 	"autoscaling/v2/HorizontalPodAutoscaler":  func() any { return new(autoscalingv2.HorizontalPodAutoscaler) },

@@ -18,6 +18,22 @@ import (
 // valuesFiles are the chart's values files; each is rendered, validated and linted.
 var valuesFiles = []string{"values.yaml", "values-dev.yaml", "values-prod.yaml"}
 
+// TestEveryValuesFileIsListed keeps valuesFiles equal to the chart's values*.yaml, so
+// that a new values file is rendered, linted and installed (make k8s-e2e) like the others.
+func TestEveryValuesFileIsListed(t *testing.T) {
+	found, err := filepath.Glob(filepath.Join(chartDir(t), "values*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range found {
+		names = append(names, filepath.Base(f))
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(names)), slices.Sorted(slices.Values(valuesFiles))) {
+		t.Errorf("the chart has values files %v; valuesFiles lists %v", names, valuesFiles)
+	}
+}
+
 func TestValuesFilesSatisfyTheSchema(t *testing.T) {
 	c := loadChart(t)
 	for _, f := range valuesFiles {

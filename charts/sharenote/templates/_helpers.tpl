@@ -247,6 +247,12 @@ combination fails whatever is rendered.
 {{- fail (printf "services.%s is not a target (targets: %s)" $name (join ", " $targets)) -}}
 {{- end -}}
 {{- end -}}
+{{- /* A JSON schema cannot compare two values; the API server refuses such an HPA. */ -}}
+{{- range $name, $w := include "sharenote.workloads" . | fromYaml -}}
+{{- if and $w.hpa.enabled (gt (int $w.hpa.minReplicas) (int $w.hpa.maxReplicas)) -}}
+{{- fail (printf "%s: hpa.minReplicas (%d) is more than hpa.maxReplicas (%d)" $name (int $w.hpa.minReplicas) (int $w.hpa.maxReplicas)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.host) -}}
 {{- fail "ingress.tls.enabled needs ingress.host" -}}
 {{- end -}}
