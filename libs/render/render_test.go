@@ -404,6 +404,22 @@ func BenchmarkMarkdown(b *testing.B) {
 	b.ReportMetric(float64(size), "html-bytes")
 }
 
+// BenchmarkObsidianConstructs renders a note made of the Obsidian constructs alone
+// (highlights, tags, foldable callouts), to show what they cost beside BenchmarkMarkdown.
+func BenchmarkObsidianConstructs(b *testing.B) {
+	section := "Some ==highlighted words== with #tag and #nested/tag in a sentence.\n\n" +
+		"> [!faq]- A folded question\n> The answer, with ==more== highlights.\n\n" +
+		"> [!tip]+ An open tip\n> #tips #obsidian/callouts\n\n"
+	src := strings.Repeat(section, 5000/len(section)+1)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if res, err := render.Markdown(context.Background(), src); err != nil || len(res.Fallbacks) != 0 {
+			b.Fatal(err, res.Fallbacks)
+		}
+	}
+}
+
 // TestAParseThatRunsAwayIsCutAtTheDeadline feeds goldmark an input whose parse takes
 // time quadratic in its length (about 11 s here for 240 KiB; 120 KiB took 2.7 s, too close
 // to the deadline): the render answers at its deadline with the note preformatted, and
