@@ -199,9 +199,7 @@ func TestRedisDownFailsOpenAndStaysReady(t *testing.T) {
 
 func TestObjectStoreDownStaysReadyAndNamesIt(t *testing.T) {
 	minio := testkit.StartMinIO(t)
-	b := testkit.PostgresBackend(t)
-	b.BlobEnv = minio.Bucket(t).Env
-	s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+	s := testkit.StartServer(t, minio.Backend(t), []app.Module{panicking}, noDrain)
 	minio.Stop()
 	status, rd := readiness(t, s)
 	if status != http.StatusOK || rd.Status != "ready" || rd.Checks["object_store"] != "down" || rd.Checks["database"] != "up" {

@@ -90,6 +90,15 @@ func (p *MinIOProcess) Bucket(t *testing.T) S3Bucket {
 	return p.m.newBucket(t)
 }
 
+// Backend is a Postgres backend (PostgresBackend) whose object store is a fresh bucket of
+// this server, for a test that stops the store under a running service.
+func (p *MinIOProcess) Backend(t *testing.T) Backend {
+	t.Helper()
+	b := PostgresBackend(t)
+	b.BlobEnv = p.Bucket(t).Env
+	return b
+}
+
 var (
 	s3Once sync.Once
 	s3Srv  s3Server

@@ -229,3 +229,16 @@ func (s *Server) NewAccount(t testing.TB, name string) Account {
 	}
 	return Account{Credentials: creds, Token: tok.Token}
 }
+
+// Run runs a command of program (its built-in ones included) as an operator would,
+// against backend b's database and object store, with env's variables on top, and returns
+// its exit status and what it printed.
+func Run(t *testing.T, b Backend, program app.Program, env map[string]string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	vars := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
+	maps.Copy(vars, b.BlobEnv)
+	maps.Copy(vars, env)
+	var out, errOut bytes.Buffer
+	code = program.Main(context.Background(), app.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}, args)
+	return code, out.String(), errOut.String()
+}

@@ -6,11 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"net/http"
 	"testing"
 
-	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/changefeed"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
@@ -92,16 +90,13 @@ func TestImagesOfTheDatabaseMigrateToTheStore(t *testing.T) {
 		}
 
 		migrate := func() map[string]any {
-			env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
-			maps.Copy(env, b.BlobEnv)
-			var out, errOut bytes.Buffer
-			if code := (app.Program{Name: "sharenote"}).Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] },
-				Stdout: &out, Stderr: &errOut}, []string{"migrate"}); code != 0 {
-				t.Fatalf("migrate: exit %d: %s", code, errOut.String())
+			code, out, logs := testkit.Run(t, b, operator, nil, "migrate")
+			if code != 0 {
+				t.Fatalf("migrate: exit %d: %s", code, logs)
 			}
 			var summary map[string]any
-			if err := json.Unmarshal(out.Bytes(), &summary); err != nil {
-				t.Fatalf("migrate printed %q: %v", out.String(), err)
+			if err := json.Unmarshal([]byte(out), &summary); err != nil {
+				t.Fatalf("migrate printed %q: %v", out, err)
 			}
 			return summary
 		}

@@ -1,15 +1,12 @@
 package images_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"maps"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
@@ -47,17 +44,14 @@ func TestReapCommandPurgesNotesUnpublishedLongerThanTheRetention(t *testing.T) {
 		backdate(recent, 2*time.Hour)
 
 		run := func(env map[string]string) (int, map[string]int64, string) {
-			var out, errOut bytes.Buffer
-			env["SHARE_DATABASE_URL"] = b.DatabaseURL
-			maps.Copy(env, b.BlobEnv)
-			code := reaper.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, []string{"reap"})
+			code, out, logs := testkit.Run(t, b, operator, env, "reap")
 			var summary map[string]int64
 			if code == 0 {
-				if err := json.Unmarshal(out.Bytes(), &summary); err != nil {
-					t.Fatalf("the reaper printed %q: %v", out.String(), err)
+				if err := json.Unmarshal([]byte(out), &summary); err != nil {
+					t.Fatalf("the reaper printed %q: %v", out, err)
 				}
 			}
-			return code, summary, errOut.String()
+			return code, summary, logs
 		}
 		// The default retention is 7 days: only the note unpublished 7 days ago goes, after
 		// its images in the same run.

@@ -1,11 +1,9 @@
 package images_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -153,11 +151,7 @@ func TestReapCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
-		maps.Copy(env, b.BlobEnv)
-		code := reaper.Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, append([]string{"reap"}, args...))
-		return code, out.String(), errOut.String()
+		return testkit.Run(t, b, operator, nil, append([]string{"reap"}, args...)...)
 	}
 	// A session that expired long ago: the reaper deletes it too.
 	if err := accountdb.New(testkit.OpenDB(t, b)).CreateSession(context.Background(), account.Session{TokenHash: "expired",
@@ -202,5 +196,5 @@ func TestServingProcessReapsOnItsOwn(t *testing.T) {
 }
 func ptr[T any](v T) *T { return &v }
 
-// reaper is a program of no module: `reap` is one of every program's commands.
-var reaper = app.Program{Name: "sharenote"}
+// operator is a program of no module: `reap` and `migrate` are commands of every program.
+var operator = app.Program{Name: "sharenote"}

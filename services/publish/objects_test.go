@@ -41,16 +41,11 @@ func (f *fixture) readBack(t *testing.T, acc testkit.Account, cuid, name string)
 // what it printed.
 func (f *fixture) reap(t *testing.T, b testkit.Backend, args ...string) string {
 	t.Helper()
-	env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
-	for k, v := range b.BlobEnv {
-		env[k] = v
+	code, out, logs := testkit.Run(t, b, app.Program{Name: "sharenote"}, nil, append([]string{"reap"}, args...)...)
+	if code != 0 {
+		t.Fatalf("reap: exit %d: %s", code, logs)
 	}
-	var out, errOut bytes.Buffer
-	if code := (app.Program{Name: "sharenote"}).Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] },
-		Stdout: &out, Stderr: &errOut}, append([]string{"reap"}, args...)); code != 0 {
-		t.Fatalf("reap: exit %d: %s", code, errOut.String())
-	}
-	return out.String()
+	return out
 }
 
 func TestImagesLiveInTheObjectStore(t *testing.T) {
@@ -206,8 +201,7 @@ func TestOrphanSweep(t *testing.T) {
 // with Retry-After and leaves nothing, and one without images still publishes.
 func TestObjectStoreOutage(t *testing.T) {
 	minio := testkit.StartMinIO(t)
-	b := testkit.PostgresBackend(t)
-	b.BlobEnv = minio.Bucket(t).Env
+	b := minio.Backend(t)
 	f := start(t, b)
 	acc := f.NewAccount(t, "author")
 	minio.Stop()
@@ -239,8 +233,7 @@ func TestObjectStoreOutage(t *testing.T) {
 // reservation) the reaper deletes once the reservation is older than an upload may take.
 func TestObjectStoreStoppedMidPublish(t *testing.T) {
 	minio := testkit.StartMinIO(t)
-	b := testkit.PostgresBackend(t)
-	b.BlobEnv = minio.Bucket(t).Env
+	b := minio.Backend(t)
 	f := start(t, b)
 	acc := f.NewAccount(t, "author")
 	body, contentType := multipartBody(t, field("content", "![[a.png]] ![[b.png]]"),
