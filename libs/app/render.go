@@ -13,16 +13,16 @@ type Renderer struct{}
 var _ note.Renderer = Renderer{}
 
 // Render implements note.Renderer.
-func (Renderer) Render(ctx context.Context, markdown string) (string, []note.Fallback, error) {
-	r, err := render.Markdown(ctx, markdown)
+func (Renderer) Render(ctx context.Context, markdown string, resolve note.Resolver) (note.Rendered, error) {
+	r, err := render.Markdown(ctx, markdown, render.Options{Resolve: resolve})
 	if err != nil {
-		return "", nil, err
+		return note.Rendered{}, err
 	}
 	fallbacks := make([]note.Fallback, len(r.Fallbacks))
 	for i, f := range r.Fallbacks {
 		fallbacks[i] = note.Fallback{Ref: f.Ref, Reason: f.Reason}
 	}
-	return string(r.HTML), fallbacks, nil
+	return note.Rendered{HTML: string(r.HTML), Fallbacks: fallbacks, Links: r.Links, Resolved: r.Resolved}, nil
 }
 
 // Version implements note.Renderer.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"slices"
 	"strings"
@@ -161,10 +162,18 @@ type Storer interface {
 	// FindView returns the publication in any state with its owner's settings, in one
 	// query; ErrNotFound when there is none.
 	FindView(ctx context.Context, cuid string) (View, error)
-	// SaveRender stores a render of the publication's content made by version of the
-	// renderer, unless the publication changed since (its etag is no longer etag) or a
+	// SaveRender stores p's render (HTML, RenderVersion, RenderID and Links), unless
+	// the publication changed since (its etag is no longer p.ETag), its render is no
+	// longer the one named prev (another was stored, or it was marked stale since), or a
 	// newer renderer stored its own.
-	SaveRender(ctx context.Context, cuid, etag, html string, version int) error
+	SaveRender(ctx context.Context, p Publication, prev string) error
+	// ResolveTitles maps those of titles that are the title of one of the account's
+	// active publications at now to its cuid: the most recently updated one's.
+	ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]string, error)
+	// MarkLinkers marks stale (render version 0, a new render id) the renders of the
+	// account's published publications whose links name one of titles, and returns
+	// their cuids.
+	MarkLinkers(ctx context.Context, accountCUID string, titles []string) ([]string, error)
 	// FindImageView returns an image (not its bytes), its publication's state and the
 	// owner's settings, in one query; ErrNotFound when there is no such image.
 	FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error)
@@ -178,11 +187,25 @@ type Storer interface {
 // Renderer turns a note's Markdown into sanitized HTML within bounds; libs/render
 // implements it.
 type Renderer interface {
-	// Render returns the HTML and the blocks it had to show as plain text.
-	Render(ctx context.Context, markdown string) (html string, fallbacks []Fallback, err error)
+	// Render renders markdown, whose wikilinks resolve maps from titles to note URLs.
+	Render(ctx context.Context, markdown string, resolve Resolver) (Rendered, error)
 	// Version identifies the renderer's output; stored renders of another version are
 	// rendered again when first read.
 	Version() int
+}
+
+// Resolver maps the titles of a note's wikilinks to the URLs of the notes they name; a
+// title it leaves out names none.
+type Resolver func(ctx context.Context, titles []string) (map[string]string, error)
+
+// Rendered is a note's render.
+type Rendered struct {
+	HTML string
+	// Fallbacks are the blocks the renderer had to show as plain text.
+	Fallbacks []Fallback
+	// Links are the titles of the note's wikilinks, and Resolved those resolved.
+	Links    []string
+	Resolved map[string]string
 }
 
 // Fallback is a block the renderer showed as plain text because it missed a bound.
@@ -210,6 +233,8 @@ type Config struct {
 	Blobs blob.Store
 	// Notifier is told of every change; nil tells no one (a single process without caches).
 	Notifier Notifier
+	// Log records what background work could not do; nil is slog.Default().
+	Log *slog.Logger
 }
 
 // Core implements the publication use cases.
@@ -221,7 +246,12 @@ type Core struct {
 	renderer  Renderer
 	blobs     blob.Store
 	notifier  Notifier
+	log       *slog.Logger
 	rerender  singleflight.Group
+	// relinks counts the running relinks, and relinkSlots holds one slot per relink
+	// rendering.
+	relinks     sync.WaitGroup
+	relinkSlots chan struct{}
 
 	keyMu     sync.Mutex
 	cursorKey []byte
@@ -229,7 +259,12 @@ type Core struct {
 
 // NewCore returns the use cases on store.
 func NewCore(store Storer, cfg Config) *Core {
-	return &Core{store: store, now: cfg.Now, publicURL: cfg.PublicURL, quota: cfg.Quota, renderer: cfg.Renderer, blobs: cfg.Blobs, notifier: cfg.Notifier}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Core{store: store, now: cfg.Now, publicURL: cfg.PublicURL, quota: cfg.Quota, renderer: cfg.Renderer, blobs: cfg.Blobs,
+		notifier: cfg.Notifier, log: log, relinkSlots: make(chan struct{}, 2)}
 }
 
 // Now returns the core's clock reading, truncated to the milliseconds timestamps carry.
@@ -276,25 +311,56 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	}
 	// A process may have cached that this cuid does not exist.
 	c.notify(ctx, p.CUID)
+	c.relink(ctx, accountCUID, p.Title)
 	return p, nil
 }
 
-// render renders p's content into p.HTML and turns the blocks shown as plain text into
-// warnings.
+// render renders p's content into p's HTML, RenderVersion, RenderID and Links, with
+// its wikilinks resolved among its author's active publications, and turns the blocks
+// shown as plain text and the links that lead nowhere into warnings.
 func (c *Core) render(ctx context.Context, p *Publication) error {
 	if c.renderer == nil {
 		return nil
 	}
-	html, fallbacks, err := c.renderer.Render(ctx, p.Content)
+	r, err := c.renderer.Render(ctx, p.Content, func(ctx context.Context, titles []string) (map[string]string, error) {
+		return c.resolve(ctx, p.AccountCUID, titles)
+	})
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	p.HTML, p.RenderVersion = html, c.renderer.Version()
-	for _, f := range fallbacks {
+	p.HTML, p.RenderVersion, p.RenderID, p.Links = r.HTML, c.renderer.Version(), newETag(), r.Links
+	for _, f := range r.Fallbacks {
 		p.Warnings = append(p.Warnings, Warning{Code: WarnRenderFallback, Ref: f.Ref,
 			Message: "A block is shown as plain text: " + f.Reason + "."})
 	}
+	unknown := 0
+	for _, title := range r.Links {
+		if _, ok := r.Resolved[title]; ok || isImageName(title) || unknown == maxReferenceWarnings {
+			continue
+		}
+		unknown++
+		p.Warnings = append(p.Warnings, Warning{Code: WarnUnknownNoteLink, Ref: title,
+			Message: "None of your active notes is titled " + title + "; the link shows as plain text until one is."})
+	}
 	return nil
+}
+
+// resolve maps the titles of wikilinks of the account's notes to the URLs of its active
+// publications of those titles. Image names are references to images, not to notes.
+func (c *Core) resolve(ctx context.Context, accountCUID string, titles []string) (map[string]string, error) {
+	titles = slices.DeleteFunc(slices.Clone(titles), isImageName)
+	if len(titles) == 0 {
+		return nil, nil
+	}
+	found, err := c.store.ResolveTitles(ctx, accountCUID, titles, c.Clock())
+	if err != nil {
+		return nil, err
+	}
+	urls := make(map[string]string, len(found))
+	for title, id := range found {
+		urls[title] = routes.NotePage.URL(c.publicURL, id)
+	}
+	return urls, nil
 }
 
 // newETag makes a publication etag: random, so that no two states share one.
@@ -375,24 +441,92 @@ func (c *Core) ReadView(ctx context.Context, cuid string) (View, error) {
 	if c.renderer == nil || v.RenderVersion == c.renderer.Version() {
 		return v, nil
 	}
-	html, err, _ := c.rerender.Do(cuid+"\x00"+v.ETag, func() (any, error) {
-		// Detached from the reader: other readers wait for this render.
-		ctx := context.WithoutCancel(ctx)
-		p := v.Publication
-		if err := c.render(ctx, &p); err != nil {
-			return nil, err
-		}
-		if err := c.store.SaveRender(ctx, cuid, p.ETag, p.HTML, p.RenderVersion); err != nil {
-			return nil, fmt.Errorf("save render: %w", err)
-		}
-		return p.HTML, nil
-	})
+	p, err := c.rerenderOnce(ctx, v.Publication)
 	if err != nil {
 		return View{}, err
 	}
-	v.HTML, v.RenderVersion = html.(string), c.renderer.Version()
+	v.Publication = p
 	return v, nil
 }
+
+// rerenderOnce renders p again and stores the render, once however many callers ask for
+// the same render of it at the same time.
+func (c *Core) rerenderOnce(ctx context.Context, p Publication) (Publication, error) {
+	out, err, _ := c.rerender.Do(p.CUID+"\x00"+p.ETag+"\x00"+p.RenderID, func() (any, error) {
+		// Detached from the caller: other callers wait for this render.
+		ctx := context.WithoutCancel(ctx)
+		prev, next := p.RenderID, p
+		next.Warnings = nil
+		if err := c.render(ctx, &next); err != nil {
+			return nil, err
+		}
+		if err := c.store.SaveRender(ctx, next, prev); err != nil {
+			return nil, fmt.Errorf("save render: %w", err)
+		}
+		return next, nil
+	})
+	if err != nil {
+		return Publication{}, err
+	}
+	return out.(Publication), nil
+}
+
+// maxRelinks bounds the notes one relink renders again at once; the others are
+// rendered when they are next read.
+const maxRelinks = 100
+
+// relinkTimeout bounds a relink.
+const relinkTimeout = time.Minute
+
+// relink renders again, after the account's publications titled one of titles were
+// published, retitled or unshared, the account's notes whose wikilinks name one of the
+// titles. In the background: it marks their renders stale, so that the next read of each
+// renders it again (ReadView) should anything below not happen; tells every process;
+// and renders up to maxRelinks of them, at most two relinks at a time per process.
+func (c *Core) relink(ctx context.Context, accountCUID string, titles ...*string) {
+	var names []string
+	for _, t := range titles {
+		if t != nil && *t != "" && !slices.Contains(names, *t) {
+			names = append(names, *t)
+		}
+	}
+	if len(names) == 0 || c.renderer == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relinkTimeout)
+	c.relinks.Add(1)
+	go func() {
+		defer c.relinks.Done()
+		defer cancel()
+		c.relinkSlots <- struct{}{}
+		defer func() { <-c.relinkSlots }()
+		cuids, err := c.store.MarkLinkers(ctx, accountCUID, names)
+		if err != nil {
+			c.log.ErrorContext(ctx, "relink: mark the notes that link to changed titles", "err", err)
+			return
+		}
+		for _, id := range cuids {
+			c.notify(ctx, id)
+		}
+		for _, id := range cuids[:min(len(cuids), maxRelinks)] {
+			v, err := c.store.FindView(ctx, id)
+			if errors.Is(err, ErrNotFound) || err == nil && v.RenderVersion != 0 {
+				continue // unshared, or rendered by a reader already
+			}
+			if err == nil {
+				_, err = c.rerenderOnce(ctx, v.Publication)
+			}
+			if err != nil {
+				c.log.ErrorContext(ctx, "relink: render a note again", "cuid", id, "err", err)
+				return
+			}
+			c.notify(ctx, id)
+		}
+	}()
+}
+
+// Wait waits for the core's background work (relinks) to end.
+func (c *Core) Wait() { c.relinks.Wait() }
 
 // Update applies a patch to the owner's publication after snapshotting it. New content
 // is parsed as at publish; setting a future expiry or clearing it makes an expired
@@ -407,10 +541,12 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		}
 		added, reservation = patch.Upload.images, patch.Upload.id
 	}
+	var oldTitle *string
 	p, err := c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(p *Publication, images []string) error {
 		if len(patch.IfMatch) > 0 && !slices.Contains(patch.IfMatch, "*") && !slices.Contains(patch.IfMatch, p.ETag) {
 			return ErrStale
 		}
+		oldTitle = p.Title
 		if patch.Title.Set {
 			p.Title = patch.Title.Value
 		}
@@ -453,7 +589,16 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		patch.Upload.done = true
 	}
 	c.notify(ctx, cuid)
+	// A new title, or an expiry that may make the note active or not, changes what links
+	// to either title lead to.
+	if patch.Title.Set && !equalTitles(oldTitle, p.Title) || patch.ExpiresAt.Set {
+		c.relink(ctx, accountCUID, oldTitle, p.Title)
+	}
 	return p, nil
+}
+
+func equalTitles(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 // Versions lists the owner's snapshots of a publication, newest first.
@@ -468,10 +613,16 @@ func (c *Core) Version(ctx context.Context, accountCUID, cuid string, number int
 
 // Unpublish ends public access to the owner's publication and releases its image bytes.
 func (c *Core) Unpublish(ctx context.Context, accountCUID, cuid string) error {
+	// Its title, for the notes that link to it.
+	v, err := c.store.FindView(ctx, cuid)
+	if err != nil {
+		return err
+	}
 	if err := c.store.Unpublish(ctx, cuid, accountCUID, c.Now()); err != nil {
 		return err
 	}
 	c.notify(ctx, cuid)
+	c.relink(ctx, accountCUID, v.Title)
 	return nil
 }
 

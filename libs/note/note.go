@@ -71,6 +71,11 @@ type Publication struct {
 	// RenderVersion of 0 means not rendered yet.
 	HTML          string
 	RenderVersion int
+	// RenderID names the render in HTML: a new value with every render stored, also when
+	// only the notes it links to changed.
+	RenderID string
+	// Links are the titles of the notes HTML's wikilinks name, resolved or not.
+	Links []string
 	// ETag is the publication's validator for If-Match: a new value with every change its
 	// owner makes, and only then (not with settings changes or re-renders).
 	ETag string
@@ -110,6 +115,8 @@ const (
 	WarnUnresolvedReference = "unresolved_reference"
 	// WarnUnusedImage: an image of the note is not shown by its content.
 	WarnUnusedImage = "unused_image"
+	// WarnUnknownNoteLink: a wikilink names none of the author's active publications.
+	WarnUnknownNoteLink = "unknown_note_link"
 )
 
 // Status returns the state at now: expiry is computed at read time, no job moves it.

@@ -25,7 +25,7 @@ func referenceWarnings(body string, urls map[string]string) []Warning {
 	for _, m := range wikiReference.FindAllStringSubmatch(body, -1) {
 		ref := m[1]
 		name, _, _ := strings.Cut(ref, "|")
-		if _, _, image := imageFormat(name); !image || seen[ref] || len(out) == maxReferenceWarnings {
+		if !isImageName(name) || seen[ref] || len(out) == maxReferenceWarnings {
 			continue
 		}
 		seen[ref] = true
@@ -44,4 +44,10 @@ func referenceWarnings(body string, urls map[string]string) []Warning {
 			Message: "The note does not show this image: reference it as ![[" + name + "]] or leave it out."})
 	}
 	return out
+}
+
+// isImageName reports whether a reference's name is an image file's, by its extension.
+func isImageName(name string) bool {
+	_, _, ok := imageFormat(name)
+	return ok
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/blob"
+	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/note"
 )
@@ -54,6 +55,7 @@ type publicationRow struct {
 	UpdatedAt     time.Time `gorm:"autoUpdateTime:false"`
 	HTML          string    `gorm:"column:html"`
 	RenderVersion int
+	RenderID      string `gorm:"column:render_id"`
 	ETag          string `gorm:"column:etag"`
 }
 
@@ -109,16 +111,24 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 		return err
 	}
 	row.NextVersion = 1
-	if len(images) == 0 {
+	if len(images) == 0 && len(p.Links) == 0 {
 		// One statement is atomic by itself: no transaction, two round trips fewer.
 		return db.Classify(s.db.WithContext(ctx).Create(&row).Error)
 	}
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := settle(tx, reservation); err != nil {
-			return err
+		if len(images) > 0 {
+			if err := settle(tx, reservation); err != nil {
+				return err
+			}
 		}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
+		}
+		if err := saveLinks(tx, p, false); err != nil {
+			return err
+		}
+		if len(images) == 0 {
+			return nil
 		}
 		return insertImages(tx, images)
 	}))
@@ -269,10 +279,74 @@ func (s *Store) FindView(ctx context.Context, cuid string) (note.View, error) {
 }
 
 // SaveRender implements note.Storer.
-func (s *Store) SaveRender(ctx context.Context, cuid, etag, html string, version int) error {
-	return db.Classify(s.db.WithContext(ctx).Model(&publicationRow{}).
-		Where("cuid = ? AND etag = ? AND render_version < ?", cuid, etag, version).
-		Updates(map[string]any{"html": html, "render_version": version}).Error)
+func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string) error {
+	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Model(&publicationRow{}).
+			Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
+			Updates(map[string]any{"html": p.HTML, "render_version": p.RenderVersion, "render_id": p.RenderID})
+		if res.Error != nil || res.RowsAffected == 0 {
+			return res.Error
+		}
+		return saveLinks(tx, p, true)
+	}))
+}
+
+// linkRow is a title that a published note's wikilinks name.
+type linkRow struct {
+	NoteCUID    string `gorm:"column:note_cuid;primaryKey"`
+	AccountCUID string `gorm:"column:account_cuid"`
+	Title       string `gorm:"primaryKey"`
+}
+
+func (linkRow) TableName() string { return "note_links" }
+
+// saveLinks stores p.Links as the titles p links to, in place of those it had when
+// replace is set.
+func saveLinks(tx *gorm.DB, p note.Publication, replace bool) error {
+	if replace {
+		if err := tx.Where("note_cuid = ?", p.CUID).Delete(&linkRow{}).Error; err != nil {
+			return err
+		}
+	}
+	if len(p.Links) == 0 {
+		return nil
+	}
+	rows := make([]linkRow, len(p.Links))
+	for i, title := range p.Links {
+		rows[i] = linkRow{NoteCUID: p.CUID, AccountCUID: p.AccountCUID, Title: title}
+	}
+	return tx.Create(&rows).Error
+}
+
+// ResolveTitles implements note.Storer.
+func (s *Store) ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]string, error) {
+	var rows []struct {
+		CUID      string `gorm:"column:cuid"`
+		Title     string
+		ExpiresAt *time.Time
+	}
+	err := s.db.WithContext(ctx).Model(&publicationRow{}).Select("cuid, title, expires_at").
+		Where("account_cuid = ? AND NOT unpublished AND title IN ?", accountCUID, titles).
+		Order("updated_at DESC, cuid DESC").Scan(&rows).Error
+	if err != nil {
+		return nil, db.Classify(err)
+	}
+	found := make(map[string]string, len(rows))
+	for _, r := range rows {
+		if _, ok := found[r.Title]; !ok && (r.ExpiresAt == nil || now.Before(*r.ExpiresAt)) {
+			found[r.Title] = r.CUID
+		}
+	}
+	return found, nil
+}
+
+// MarkLinkers implements note.Storer.
+func (s *Store) MarkLinkers(ctx context.Context, accountCUID string, titles []string) ([]string, error) {
+	var cuids []string
+	err := s.db.WithContext(ctx).Raw("UPDATE publications SET render_version = 0, render_id = ? "+
+		"WHERE account_cuid = ? AND NOT unpublished AND cuid IN (SELECT note_cuid FROM note_links WHERE account_cuid = ? AND title IN ?) "+
+		"RETURNING cuid", cuid.New(), accountCUID, accountCUID, titles).Scan(&cuids).Error
+	return cuids, db.Classify(err)
 }
 
 // owned selects the owner's publication that is not unpublished.
@@ -321,6 +395,12 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		next.NextVersion = row.NextVersion + 1
 		if err := tx.Select("*").Updates(&next).Error; err != nil {
 			return err
+		}
+		if p.RenderID != row.RenderID {
+			// apply rendered the content again.
+			if err := saveLinks(tx, p, true); err != nil {
+				return err
+			}
 		}
 		if len(images) > 0 {
 			if err := settle(tx, reservation); err != nil {
@@ -404,6 +484,10 @@ func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now tim
 		}
 		if res.RowsAffected == 0 {
 			return note.ErrNotFound
+		}
+		// Its links no longer matter: nothing renders an unpublished note again.
+		if err := tx.Where("note_cuid = ?", cuid).Delete(&linkRow{}).Error; err != nil {
+			return err
 		}
 		var released struct{ Bytes, Images int64 }
 		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).
@@ -530,7 +614,7 @@ func toRow(p note.Publication) (publicationRow, error) {
 	}
 	return publicationRow{CUID: p.CUID, AccountCUID: p.AccountCUID, Text: text, Unpublished: p.Unpublished,
 		CreatedMS: p.CreatedAt.UnixMilli(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
-		HTML: p.HTML, RenderVersion: p.RenderVersion, ETag: p.ETag}, nil
+		HTML: p.HTML, RenderVersion: p.RenderVersion, RenderID: p.RenderID, ETag: p.ETag}, nil
 }
 
 func fromRow(r publicationRow) (note.Publication, error) {
@@ -539,7 +623,8 @@ func fromRow(r publicationRow) (note.Publication, error) {
 		return note.Publication{}, err
 	}
 	return note.Publication{CUID: r.CUID, AccountCUID: r.AccountCUID, Text: text, Unpublished: r.Unpublished,
-		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), HTML: r.HTML, RenderVersion: r.RenderVersion, ETag: r.ETag}, nil
+		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), HTML: r.HTML, RenderVersion: r.RenderVersion, RenderID: r.RenderID,
+		ETag: r.ETag}, nil
 }
 
 func decodeProperties(s *string) (map[string]any, error) {

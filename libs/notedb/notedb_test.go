@@ -3,6 +3,8 @@ package notedb_test
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
@@ -42,7 +44,7 @@ func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredIm
 	title := "A title"
 	p := note.Publication{CUID: cuid, AccountCUID: f.owner,
 		Text:      note.Text{Title: &title, Content: "# Hello", ShowProperties: true, Properties: map[string]any{"k": "v"}},
-		CreatedAt: f.now, UpdatedAt: f.now, HTML: "<h1>Hello</h1>", RenderVersion: 1, ETag: etag}
+		CreatedAt: f.now, UpdatedAt: f.now, HTML: "<h1>Hello</h1>", RenderVersion: 1, RenderID: "r1", Links: []string{"B", "C_%"}, ETag: etag}
 	if len(images) > 0 {
 		// Create settles the reservation the upload of the images made.
 		var size int64
@@ -85,29 +87,112 @@ func TestSaveRenderKeepsNewerStates(t *testing.T) {
 		f := newFixture(t, b)
 		p := f.create(t, "aaaaaaaaaaaaaaaaaaaaaaaa", "etag1")
 		ctx := context.Background()
-		html := func() (string, int) {
+		for _, c := range []struct {
+			name, etag, prev, html string
+			version                int
+			wantHTML               string
+			wantVersion            int
+		}{
+			{"a render of a state that changed since is dropped", "other", "r1", "<p>stale</p>", 2, "<h1>Hello</h1>", 1},
+			{"a render on top of a render stored since is dropped", "etag1", "r0", "<p>late</p>", 2, "<h1>Hello</h1>", 1},
+			{"a newer renderer's render is stored", "etag1", "r1", "<p>v2</p>", 2, "<p>v2</p>", 2},
+			{"an older renderer never overwrites a newer one", "etag1", "r1:<p>v2</p>", "<p>v1</p>", 1, "<p>v2</p>", 2},
+			{"the same renderer stores a render made for new links", "etag1", "r1:<p>v2</p>", "<p>v2 linked</p>", 2, "<p>v2 linked</p>", 2},
+		} {
+			next := p
+			next.ETag, next.HTML, next.RenderVersion, next.RenderID, next.Links = c.etag, c.html, c.version, "r1:"+c.html, []string{"D"}
+			if err := f.store.SaveRender(ctx, next, c.prev); err != nil {
+				t.Fatal(err)
+			}
 			v, err := f.store.FindView(ctx, p.CUID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return v.HTML, v.RenderVersion
+			if v.HTML != c.wantHTML || v.RenderVersion != c.wantVersion {
+				t.Errorf("%s: html %q version %d, want %q %d", c.name, v.HTML, v.RenderVersion, c.wantHTML, c.wantVersion)
+			}
+			if v.HTML != p.HTML && v.RenderID != "r1:"+v.HTML {
+				t.Errorf("%s: render id %q not stored with the html", c.name, v.RenderID)
+			}
 		}
-		for _, c := range []struct {
-			name, etag, html string
-			version          int
-			wantHTML         string
-			wantVersion      int
-		}{
-			{"a render of a state that changed since is dropped", "other", "<p>stale</p>", 2, "<h1>Hello</h1>", 1},
-			{"a newer renderer's render is stored", "etag1", "<p>v2</p>", 2, "<p>v2</p>", 2},
-			{"an older renderer never overwrites a newer one", "etag1", "<p>v1</p>", 1, "<p>v2</p>", 2},
-		} {
-			if err := f.store.SaveRender(ctx, p.CUID, c.etag, c.html, c.version); err != nil {
+		// The stored render's links replaced the note's first ones.
+		for title, want := range map[string][]string{"B": nil, "D": {p.CUID}} {
+			if got, err := f.store.MarkLinkers(ctx, f.owner, []string{title}); err != nil || !slices.Equal(got, want) {
+				t.Errorf("notes linking to %s: %v (%v), want %v", title, got, err, want)
+			}
+		}
+	})
+}
+
+func TestResolveTitlesFindsTheAuthorsActiveNotes(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := newFixture(t, b)
+		ctx := context.Background()
+		older := f.create(t, "aaaaaaaaaaaaaaaaaaaaaaaa", "e1")
+		newer := older
+		newer.CUID, newer.UpdatedAt = "bbbbbbbbbbbbbbbbbbbbbbbb", f.now.Add(time.Second)
+		expired, gone := older, older
+		title := "Expired"
+		expired.CUID, expired.Title, expired.ExpiresAt = "cccccccccccccccccccccccc", &title, &f.now
+		title2 := "Gone"
+		gone.CUID, gone.Title = "dddddddddddddddddddddddd", &title2
+		for _, p := range []note.Publication{newer, expired, gone} {
+			if err := f.store.Create(ctx, p, nil, ""); err != nil {
 				t.Fatal(err)
 			}
-			if h, v := html(); h != c.wantHTML || v != c.wantVersion {
-				t.Errorf("%s: html %q version %d, want %q %d", c.name, h, v, c.wantHTML, c.wantVersion)
+		}
+		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now); err != nil {
+			t.Fatal(err)
+		}
+		got, err := f.store.ResolveTitles(ctx, f.owner, []string{"A title", "Expired", "Gone", "None"}, f.now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{"A title": newer.CUID}; !maps.Equal(got, want) {
+			t.Errorf("resolved %v, want %v (the latest updated active note of each title)", got, want)
+		}
+		if got, err := f.store.ResolveTitles(ctx, "someone-else", []string{"A title"}, f.now); err != nil || len(got) != 0 {
+			t.Errorf("another account's titles resolved %v (%v), want none", got, err)
+		}
+	})
+}
+
+func TestMarkLinkersMarksTheNotesThatNameATitle(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := newFixture(t, b)
+		ctx := context.Background()
+		p := f.create(t, "aaaaaaaaaaaaaaaaaaaaaaaa", "e1") // links to "B" and "C_%"
+		for _, c := range []struct {
+			titles []string
+			marked bool
+		}{
+			{[]string{"X", "C"}, false},  // a title is matched whole
+			{[]string{"X", "C_%"}, true}, // any of the titles
+		} {
+			got, err := f.store.MarkLinkers(ctx, f.owner, c.titles)
+			if err != nil {
+				t.Fatal(err)
 			}
+			if marked := slices.Equal(got, []string{p.CUID}); marked != c.marked {
+				t.Errorf("titles %q marked %v, want marked %v", c.titles, got, c.marked)
+			}
+		}
+		v, err := f.store.FindView(ctx, p.CUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.RenderVersion != 0 || v.RenderID == p.RenderID || v.HTML != p.HTML {
+			t.Errorf("marked render: version %d id %q html %q; want version 0, a new id and the old html", v.RenderVersion, v.RenderID, v.HTML)
+		}
+		if got, err := f.store.MarkLinkers(ctx, "someone-else", []string{"B"}); err != nil || len(got) != 0 {
+			t.Errorf("another account's title marked %v (%v)", got, err)
+		}
+		// An unpublished note links nowhere.
+		if err := f.store.Unpublish(ctx, p.CUID, f.owner, f.now); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := f.store.MarkLinkers(ctx, f.owner, []string{"B"}); err != nil || len(got) != 0 {
+			t.Errorf("an unpublished note marked: %v (%v)", got, err)
 		}
 	})
 }

@@ -13,7 +13,7 @@ import (
 )
 
 // callouts is the goldmark extension for Obsidian callouts: a blockquote whose first line
-// is `[!kind] Optional title` becomes a titled box. With a fold marker it is foldable, a
+// is `[!kind] Optional title` becomes a titled box, its title led by the icon of its kind. With a fold marker it is foldable, a
 // <details> with its title as the <summary>: closed for `[!kind]-`, open for `[!kind]+`.
 type callouts struct{}
 
@@ -109,6 +109,8 @@ func (callouts) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 			_, _ = w.WriteString(" open")
 		}
 		_, _ = w.WriteString("><" + title + ` class="callout-title">`)
+		// The marker `[!kind]` asked for the icon.
+		w.(*sink).generate(item{markup: calloutIcon(c.Variety), source: len(c.Variety) + 3})
 		_, _ = w.Write(util.EscapeHTML([]byte(c.Title)))
 		_, _ = w.WriteString("</" + title + ">\n")
 		return ast.WalkContinue, nil

@@ -8,6 +8,7 @@ import (
 	"html"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -75,7 +76,7 @@ func renderFencedCode(w util.BufWriter, source []byte, node ast.Node, entering b
 	language := n.Language(source)
 	var lexer chroma.Lexer
 	if language != nil {
-		lexer = lexers.Get(string(language))
+		lexer = s.lexer(string(language))
 	}
 	if lexer != nil {
 		if err := s.highlight(n, source, lexer); err != nil {
@@ -105,6 +106,42 @@ func renderFencedCode(w util.BufWriter, source []byte, node ast.Node, entering b
 	}
 	_, _ = s.WriteString("</code></pre>\n")
 	return ast.WalkContinue, nil
+}
+
+// Looking up a language chroma does not know by name matches it against the file
+// patterns of all its lexers: about a millisecond, tens under load. So lookups are kept
+// for the process (up to maxCachedLanguages names), and a note may look up at most
+// maxLanguages names that the process has not kept; blocks in further languages are
+// plain, as unknown languages are.
+const (
+	maxLanguages       = 64
+	maxCachedLanguages = 4096
+)
+
+// languages are the lexers looked up by language name, nil for none.
+var languages = struct {
+	sync.Mutex
+	lexers map[string]chroma.Lexer
+}{lexers: map[string]chroma.Lexer{}}
+
+// lexer is the lexer of a language, or nil for none.
+func (s *sink) lexer(language string) chroma.Lexer {
+	if lexer, ok := s.lexers[language]; ok {
+		return lexer
+	}
+	languages.Lock()
+	lexer, ok := languages.lexers[language]
+	languages.Unlock()
+	if !ok && len(s.lexers) < maxLanguages {
+		lexer = lexers.Get(language)
+		languages.Lock()
+		if len(languages.lexers) < maxCachedLanguages {
+			languages.lexers[language] = lexer
+		}
+		languages.Unlock()
+	}
+	s.lexers[language] = lexer
+	return lexer
 }
 
 // highlight highlights block n with lexer unless an earlier pass did or the pass shows

@@ -34,10 +34,12 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/alecthomas/chroma/v2"
 	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -57,12 +59,25 @@ type Fallback struct {
 	Reason string // one short human sentence: e.g. "highlighting took too long", "output too large"
 }
 
+// Options are what a note's render depends on besides its Markdown.
+type Options struct {
+	// Resolve maps the titles of the note's wikilinks (distinct, at most 256, in
+	// document order) to the URLs of the notes they link to; a title it leaves out shows
+	// as text. It is called once per render, and only for a note with wikilinks. nil
+	// resolves nothing.
+	Resolve func(ctx context.Context, titles []string) (map[string]string, error)
+}
+
 // Result is a rendered note.
 type Result struct {
 	HTML []byte // sanitized HTML of the note body
 	// Fallbacks lists the blocks shown as plain text, in document order, each distinct
 	// reference and reason once and at most maxFallbacks of them.
 	Fallbacks []Fallback
+	// Links are the titles of the note's wikilinks as given to Options.Resolve, and
+	// Resolved those it resolved; both nil when the note was shown whole as text.
+	Links    []string
+	Resolved map[string]string
 }
 
 // Reasons of fallbacks.
@@ -102,6 +117,8 @@ var markdown = goldmark.New(
 		callouts{},
 		highlights{},
 		tags{},
+		wikilinks{},
+		maths{},
 	),
 	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
 )
@@ -130,7 +147,7 @@ var workers = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
 
 // Markdown renders src to sanitized HTML within the bounds of the package documentation.
 // It returns ctx.Err() promptly when ctx is cancelled.
-func Markdown(ctx context.Context, src string) (Result, error) {
+func Markdown(ctx context.Context, src string, opts Options) (Result, error) {
 	deadline := time.NewTimer(noteDeadline)
 	defer deadline.Stop()
 	select {
@@ -157,7 +174,7 @@ func Markdown(ctx context.Context, src string) (Result, error) {
 				done <- outcome{err: fmt.Errorf("render markdown: panic: %v", p)}
 			}
 		}()
-		res, err := render(rctx, src)
+		res, err := render(rctx, src, opts)
 		done <- outcome{res, err}
 	}()
 	select {
@@ -181,10 +198,19 @@ func whole(src, reason string) Result {
 // render parses src once and renders it in up to three passes, each giving up more
 // highlighting, until the sanitized HTML fits the cap; failing that the note is shown
 // whole as preformatted text.
-func render(ctx context.Context, src string) (Result, error) {
+func render(ctx context.Context, src string, opts Options) (Result, error) {
 	source := []byte(src)
 	doc := markdown.Parser().Parse(text.NewReader(source))
-	r := &run{ctx: ctx, max: MaxHTML(len(source)), budget: highlightBudget, code: map[*ast.FencedCodeBlock]*codeOutcome{}}
+	r := &run{ctx: ctx, max: MaxHTML(len(source)), budget: highlightBudget, code: map[*ast.FencedCodeBlock]*codeOutcome{},
+		lexers: map[string]chroma.Lexer{}, nonce: newNonce()}
+	links := linkTitles(doc)
+	if len(links) > 0 && opts.Resolve != nil {
+		notes, err := opts.Resolve(ctx, links)
+		if err != nil {
+			return Result{}, fmt.Errorf("resolve links: %w", err)
+		}
+		r.notes = notes
+	}
 
 	p, err := r.pass(source, doc, nil, false)
 	if err == nil && len(p.HTML) > r.max {
@@ -199,6 +225,21 @@ func render(ctx context.Context, src string) (Result, error) {
 	}
 	switch {
 	case err == nil && len(p.HTML) <= r.max:
+		failed := r.convertMath(&r.gen)
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		var left []Fallback
+		p.HTML, left = insert(p.HTML, len(source), r.gen)
+		for _, f := range append(failed, left...) {
+			if len(p.Fallbacks) == maxFallbacks {
+				break
+			}
+			if !slices.Contains(p.Fallbacks, f) {
+				p.Fallbacks = append(p.Fallbacks, f)
+			}
+		}
+		p.Links, p.Resolved = links, r.notes
 		return p, nil
 	case err != nil && !errors.Is(err, errTooLarge):
 		return Result{}, err
@@ -217,6 +258,13 @@ type run struct {
 	// code holds the outcome of highlighting each block, so that a later pass does not
 	// highlight it again.
 	code map[*ast.FencedCodeBlock]*codeOutcome
+	// lexers are the lexers of the languages looked up, nil for a language chroma does
+	// not know.
+	lexers map[string]chroma.Lexer
+	// notes are the URLs of the notes the wikilinks link to, by title.
+	notes map[string]string
+	nonce string       // of the placeholders of generated markup
+	gen   placeholders // the generated markup of the last pass
 }
 
 // pass renders doc once, showing as plain text the code blocks in plain, or all of them
@@ -224,7 +272,8 @@ type run struct {
 // it (it drops what it does not allow) as well as grow it (it escapes quotes and adds
 // rel="nofollow" to links).
 func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]bool, allPlain bool) (Result, error) {
-	s := &sink{run: r, limit: 2 * r.max, plain: plain, allPlain: allPlain, seen: map[Fallback]bool{}}
+	s := &sink{run: r, limit: 2 * r.max, plain: plain, allPlain: allPlain, seen: map[Fallback]bool{},
+		gen: placeholders{nonce: r.nonce}}
 	if err := markdown.Renderer().Render(s, source, doc); err != nil {
 		return Result{}, err
 	}
@@ -232,6 +281,7 @@ func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]b
 	if err := r.ctx.Err(); err != nil {
 		return Result{}, err
 	}
+	r.gen = s.gen
 	return Result{HTML: html, Fallbacks: s.fallbacks}, nil
 }
 
@@ -247,6 +297,7 @@ type sink struct {
 
 	fallbacks []Fallback
 	seen      map[Fallback]bool
+	gen       placeholders // the generated markup of the pass
 }
 
 // check reports whether the pass is over, noticing a done context.

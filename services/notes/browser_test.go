@@ -2,6 +2,7 @@ package notes_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html/template"
 	"net/http"
@@ -31,9 +32,22 @@ for (const k of ['alert', 'confirm', 'prompt']) window[k] = (...a) => { window._
 for (const k of ['log', 'info', 'warn', 'error', 'debug']) { const o = console[k]; console[k] = (...a) => { window.__xss.push('console.' + k + ':' + a.join(',')); }; }`
 
 // domProblems lists elements and attributes that could carry script in the live DOM.
-const domProblems = `(() => {
+// SVG and MathML are problems unless they are the renderer's own (generatedInner): a
+// callout's icon and formulas. MathML smuggled past a sanitizer (the
+// <math><mtext><table><mglyph><style> family) holds HTML elements.
+var domProblems = func() string {
+	inner, err := json.Marshal(generatedInner)
+	if err != nil {
+		panic(err)
+	}
+	return `(() => {
   const out = [];
-  for (const e of document.querySelectorAll('script,iframe,object,embed,svg,math,form,base,frame,template,noscript,video,audio')) out.push('<' + e.localName + '>');
+  const inner = ` + string(inner) + `;
+  const ours = e => (e.localName === 'math' || e.matches('.callout-title > svg.callout-icon:first-child')) &&
+    [...e.querySelectorAll('*')].every(c => inner[e.localName].includes(c.localName) && c.namespaceURI === e.namespaceURI);
+  for (const e of document.querySelectorAll('script,iframe,object,embed,svg,math,form,base,frame,template,noscript,video,audio')) {
+    if (!ours(e)) out.push('<' + e.localName + '>');
+  }
   for (const e of document.querySelectorAll('*')) for (const a of e.attributes) {
     const v = a.value.replace(/\s+/g, '').toLowerCase();
     if (a.name.startsWith('on')) out.push(e.localName + ' ' + a.name);
@@ -41,6 +55,7 @@ const domProblems = `(() => {
   }
   return out;
 })()`
+}()
 
 // browser starts Debian's Chromium headless with the flags this environment needs, or
 // skips when no Chromium is installed (.ci/run installs it).
@@ -118,7 +133,7 @@ func TestBrowserRunsNoScriptFromNotes(t *testing.T) {
 			return
 		}
 		p := corpus[i]
-		body, err := render.Markdown(r.Context(), p)
+		body, err := render.Markdown(r.Context(), p, render.Options{})
 		if err != nil {
 			http.Error(w, err.Error(), 500)
 			return
@@ -145,6 +160,63 @@ func TestBrowserRunsNoScriptFromNotes(t *testing.T) {
 	}
 }
 
+// screenshot saves the whole page as a PNG at path.
+func screenshot(t *testing.T, ctx context.Context, path string) {
+	t.Helper()
+	shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // Quality 100 is a PNG.
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, shot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkObsidianConstructs checks the page of libs/render/testdata/obsidian.md that the
+// browser shows: each construct as Obsidian shows it, and no raw delimiters outside code.
+func checkObsidianConstructs(t *testing.T, ctx context.Context, linkedURL string, width int64) {
+	t.Helper()
+	state, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`(() => {
+  const main = document.querySelector('main');
+  const text = main.cloneNode(true);
+  text.querySelectorAll('pre, code').forEach(e => e.remove());
+  const inline = [...main.querySelectorAll('p > math:not([display])')];
+  return {
+    math: main.querySelectorAll('math').length,
+    inlineMath: inline.length,
+    displayMath: main.querySelectorAll('.math-block > math[display=block], p > math[display=block]').length,
+    mathShown: inline.every(m => m.getBoundingClientRect().width > 0),
+    mathWide: Math.max(...[...main.querySelectorAll('math')].map(m => m.getBoundingClientRect().right)) <= window.innerWidth,
+    mark: [...main.querySelectorAll('mark')].map(e => e.textContent).join('|'),
+    tags: [...main.querySelectorAll('.tag')].map(e => e.textContent).join(' '),
+    icons: [...main.querySelectorAll('.callout')].every(c => c.querySelector('.callout-title > svg.callout-icon')),
+    folded: document.querySelector('details.callout-warning')?.open,
+    unfolded: document.querySelector('details.callout-tip')?.open,
+    hiddenShown: document.querySelector('details.callout-warning p')?.checkVisibility(),
+    links: [...main.querySelectorAll('a.wikilink')].map(a => a.href + ' ' + a.textContent),
+    unresolved: [...main.querySelectorAll('.wikilink.unresolved')].map(e => e.textContent).join('|'),
+    mermaid: !!main.querySelector('pre > code.language-mermaid'),
+    tasks: main.querySelectorAll('input[type=checkbox]').length,
+    footnote: !!main.querySelector('a.footnote-ref') && !!main.querySelector('.footnotes li'),
+    table: main.querySelectorAll('table td').length,
+    anchors: !!main.querySelector('h2#links-between-notes'),
+    delimiters: (text.textContent.match(/\$\$|==|\[\[|\$[a-z\\]/g) || []).join(' '),
+  };
+})()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLinks := []any{linkedURL + " Linked note", linkedURL + " the same note under another name", linkedURL + "#details Linked note > Details"}
+	if state["math"] != 4.0 || state["inlineMath"] != 2.0 || state["displayMath"] != 2.0 || state["mathShown"] != true || state["mathWide"] != true ||
+		state["mark"] != "Highlighted words|a highlight" || state["tags"] != "#tags #nested/tags" || state["icons"] != true ||
+		state["folded"] != false || state["unfolded"] != true || state["hiddenShown"] != false ||
+		fmt.Sprint(state["links"]) != fmt.Sprint(wantLinks) || state["unresolved"] != "A note that does not exist" ||
+		state["mermaid"] != true || state["tasks"] != 2.0 || state["footnote"] != true || state["table"] != 4.0 || state["anchors"] != true ||
+		state["delimiters"] != "" {
+		t.Errorf("Obsidian constructs at %d px: %v", width, state)
+	}
+}
+
 func artifactsDir(t *testing.T) string {
 	dir := os.Getenv("SHARE_ARTIFACTS_DIR")
 	if dir == "" {
@@ -163,10 +235,16 @@ func TestBrowserShowsTheNotePage(t *testing.T) {
 	ctx := browser(t)
 	f := newFixture(t, testkit.SQLiteBackend(t))
 	long := "```\n" + strings.Repeat("a_very_long_unbroken_identifier_", 12) + "\n```\n\nA-very-long-word-" + strings.Repeat("x", 120) + "\n"
-	obsidian := "\nSome ==marked== words, #tag and #nested/tag.\n\n> [!faq]- Folded\n> Hidden body.\n\n> [!tip]+ Unfolded\n> Shown body.\n"
-	id := f.publish(f.acc, note.Draft{Content: typical + long + obsidian, Title: ptr("A note from sharenote"), Summary: ptr("What readers see"),
+	id := f.publish(f.acc, note.Draft{Content: typical + long, Title: ptr("A note from sharenote"), Summary: ptr("What readers see"),
 		Properties: map[string]any{"tags": []any{"go", "web", "notes"}, "status": "draft", "meta": map[string]any{"lang": "en"}}, ShowProperties: true})
 	attack := f.publish(f.acc, note.Draft{Content: strings.Join(xssCorpus(t), "\n\n"), Title: ptr("<script>alert('title')</script>")})
+	// The fixture of every Obsidian construct, and the note its wikilinks name.
+	linked := f.publish(f.acc, note.Draft{Content: "Linked.", Title: ptr("Linked note")})
+	fixture, err := os.ReadFile(filepath.Join("..", "..", "libs", "render", "testdata", "obsidian.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	obsidian := f.publish(f.acc, note.Draft{Content: string(fixture)})
 	dir := artifactsDir(t)
 
 	for _, scheme := range []string{"light", "dark"} {
@@ -183,13 +261,7 @@ func TestBrowserShowsTheNotePage(t *testing.T) {
 				if len(fired) > 0 || len(problems) > 0 {
 					t.Errorf("ordinary page: ran %v, DOM holds %v", fired, problems)
 				}
-				shot, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // Quality 100 is a PNG.
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("page-%s-%d.png", scheme, width)), shot, 0o644); err != nil {
-					t.Fatal(err)
-				}
+				screenshot(t, ctx, filepath.Join(dir, fmt.Sprintf("page-%s-%d.png", scheme, width)))
 				state, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`({
   bg: getComputedStyle(document.body).backgroundColor,
   overflow: document.documentElement.scrollWidth - window.innerWidth,
@@ -198,12 +270,6 @@ func TestBrowserShowsTheNotePage(t *testing.T) {
   callout: document.querySelector('.callout-title')?.textContent,
   code: getComputedStyle(document.querySelector('.hl-kd')).color !== getComputedStyle(document.body).color,
   checkbox: document.querySelectorAll('input[type=checkbox]').length,
-  mark: document.querySelector('mark')?.textContent,
-  tags: [...document.querySelectorAll('.tag')].map(e => e.textContent).join(' '),
-  folded: document.querySelector('details.callout-faq')?.open,
-  unfolded: document.querySelector('details.callout-tip')?.open,
-  hiddenShown: document.querySelector('details.callout-faq p')?.checkVisibility(),
-  delimiters: /==|\[\[/.test(document.querySelector('main').innerText),
 })`))
 				if err != nil {
 					t.Fatal(err)
@@ -218,12 +284,12 @@ func TestBrowserShowsTheNotePage(t *testing.T) {
 				if state["heading"] != true || state["table"] != true || state["callout"] != "Mind the gap" || state["code"] != true || state["checkbox"].(float64) != 2 {
 					t.Errorf("rendered page state: %v", state)
 				}
-				// Obsidian's constructs: a highlight, tag chips, a closed and an open
-				// foldable callout, and no raw delimiters left.
-				if state["mark"] != "marked" || state["tags"] != "#tag #nested/tag" || state["folded"] != false || state["unfolded"] != true ||
-					state["hiddenShown"] != false || state["delimiters"] != false {
-					t.Errorf("Obsidian constructs: %v", state)
+				fired, problems = visit(t, ctx, f.URL+"/s/"+obsidian)
+				if len(fired) > 0 || len(problems) > 0 {
+					t.Errorf("Obsidian page: ran %v, DOM holds %v", fired, problems)
 				}
+				screenshot(t, ctx, filepath.Join(dir, fmt.Sprintf("obsidian-%s-%d.png", scheme, width)))
+				checkObsidianConstructs(t, ctx, f.URL+"/s/"+linked, width)
 				fired, problems = visit(t, ctx, f.URL+"/s/"+attack)
 				if len(fired) > 0 || len(problems) > 0 {
 					t.Errorf("attack page: ran %v, DOM holds %v", fired, problems)

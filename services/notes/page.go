@@ -26,7 +26,7 @@ func (a *api) Page(c *gin.Context) {
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.NotePage, ID: id, Compress: true, NotFound: notFoundPage,
 		Load: noteapi.LoadView(a.notes, id, func(v note.View) string {
-			return noteapi.Tag(routes.NotePage.Path, v.ETag, noteapi.SettingsTag(v), strconv.Itoa(v.RenderVersion), page.Version)
+			return noteapi.Tag(routes.NotePage.Path, v.ETag, noteapi.SettingsTag(v), strconv.Itoa(v.RenderVersion), v.RenderID, page.Version)
 		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
 			pg, err := page.Render(a.pageData(v))
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/render/mathml"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
@@ -49,7 +50,8 @@ func TestPageRendersEveryFeature(t *testing.T) {
 			"autolink":            `<a href="https://example.com" rel="nofollow">`,
 			"footnote":            `<a href="#fn:1" class="footnote-ref"`,
 			"highlighted code":    `<span class="hl-kd">func</span>`,
-			"callout":             `<div class="callout callout-warning"><p class="callout-title">Mind the gap</p>`,
+			"callout":             `<div class="callout callout-warning"><p class="callout-title"><svg class="callout-icon"`,
+			"callout title":       `</svg>Mind the gap</p>`,
 			"title":               `<h1 class="title">Feature tour</h1>`,
 			"summary":             `<p class="summary">Everything at once</p>`,
 			"author":              `<span class="author">owner</span>`,
@@ -217,24 +219,49 @@ var forbiddenElements = map[string]bool{"script": true, "iframe": true, "object"
 	"math": true, "base": true, "form": true, "frame": true, "frameset": true, "applet": true,
 	"template": true, "noscript": true, "audio": true, "video": true, "source": true, "isindex": true}
 
+// The markup the renderer generates after sanitizing: a callout's icon, an <svg> of
+// these shapes first in its title, and formulas of mathml.Elements. SVG or MathML of
+// any other shape got past the sanitizer.
+var (
+	iconShapes     = []string{"path", "circle", "rect"}
+	generatedInner = map[string][]string{"svg": iconShapes, "math": mathml.Elements}
+)
+
 // scriptable lists what in page could run script: elements, event handlers, scriptable
 // URLs and refresh redirects.
 func scriptable(page string) []string {
 	var found []string
 	z := html.NewTokenizer(strings.NewReader(page))
 	styles := 0
+	var previous html.Token // the last start tag
+	inside := ""            // "svg" or "math" while in generated markup
 	for {
 		tt := z.Next()
 		if tt == html.ErrorToken {
 			return found
 		}
+		if tt == html.EndTagToken && z.Token().Data == inside {
+			inside = ""
+		}
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
 		tok := z.Token()
-		if forbiddenElements[tok.Data] {
+		icon := tok.Data == "svg" && (previous.Data == "p" || previous.Data == "summary") &&
+			slices.Contains(previous.Attr, html.Attribute{Key: "class", Val: "callout-title"})
+		switch {
+		case inside != "":
+			if !slices.Contains(generatedInner[inside], tok.Data) {
+				found = append(found, "<"+tok.Data+"> in <"+inside+">")
+			}
+		case icon || tok.Data == "math":
+			if tt == html.StartTagToken {
+				inside = tok.Data
+			}
+		case forbiddenElements[tok.Data]:
 			found = append(found, "<"+tok.Data+">")
 		}
+		previous = tok
 		if tok.Data == "link" && !slices.Contains(tok.Attr, html.Attribute{Key: "rel", Val: "canonical"}) {
 			found = append(found, "<link> other than the canonical URL")
 		}

@@ -293,7 +293,8 @@ func TestObjectStoreStoppedMidPublish(t *testing.T) {
 
 // TestPublishWarnsOfBrokenImageReferences: an image reference that names no uploaded
 // image and an uploaded image the note does not show are published, with a warning each
-// that names the spot; a link to another note is no image reference.
+// that names the spot; a link to another note is no image reference (but a link to a
+// note the author has not published is a warning of its own).
 func TestPublishWarnsOfBrokenImageReferences(t *testing.T) {
 	f := start(t, testkit.SQLiteBackend(t))
 	acc := f.NewAccount(t, "author")
@@ -311,7 +312,8 @@ func TestPublishWarnsOfBrokenImageReferences(t *testing.T) {
 			t.Errorf("warning %+v has no message", w)
 		}
 	}
-	want := map[string]string{"missing.png": "unresolved_reference", "gone.jpg|200": "unresolved_reference", "spare.png": "unused_image"}
+	want := map[string]string{"missing.png": "unresolved_reference", "gone.jpg|200": "unresolved_reference", "spare.png": "unused_image",
+		"Another note": "unknown_note_link"}
 	if len(body.Warnings) != len(want) {
 		t.Errorf("warnings %+v, want exactly %v", body.Warnings, want)
 	}
@@ -321,6 +323,7 @@ func TestPublishWarnsOfBrokenImageReferences(t *testing.T) {
 		}
 	}
 	// A clean note has none.
+	f.published(t, f.json(t, acc.Token, `{"title": "Another note", "content": "Here."}`))
 	clean := f.markdown(t, acc.Token, "# Clean\n\n[[Another note]]", nil)
 	f.published(t, clean)
 	if clean.Decode(t, &body); len(body.Warnings) != 0 {

@@ -290,6 +290,12 @@ mark{background:color-mix(in srgb,var(--accent) 30%,transparent);color:inherit;b
 .callout-warning,.callout-caution,.callout-attention{border-left-color:#d29922}
 .callout-danger,.callout-error,.callout-bug,.callout-failure{border-left-color:#e5534b}
 .callout-tip,.callout-success,.callout-check,.callout-done{border-left-color:#3fb950}
+.callout-icon{vertical-align:-.2em;margin-right:.4rem;color:var(--accent)}
+.callout-warning .callout-icon,.callout-caution .callout-icon,.callout-attention .callout-icon{color:#d29922}
+.callout-danger .callout-icon,.callout-error .callout-icon,.callout-bug .callout-icon,.callout-failure .callout-icon{color:#e5534b}
+.callout-tip .callout-icon,.callout-success .callout-icon,.callout-check .callout-icon,.callout-done .callout-icon{color:#3fb950}
+math{font-size:1.1em}.math-block{overflow-x:auto;margin:1rem 0}
+.wikilink.unresolved{color:var(--muted);border-bottom:1px dashed var(--line)}
 .footnotes{font-size:.9rem;color:var(--muted)}
 footer{margin-top:3rem;color:var(--muted);font-size:.85rem}
 `

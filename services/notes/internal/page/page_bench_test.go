@@ -32,7 +32,7 @@ var typicalNote = func() string {
 // the template shell around the stored HTML, built once per change of the note or its
 // owner's settings.
 func BenchmarkPageShell(b *testing.B) {
-	body, err := render.Markdown(context.Background(), typicalNote)
+	body, err := render.Markdown(context.Background(), typicalNote, render.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,0 +1,249 @@
+package render
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"html"
+	"strings"
+	"time"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+
+	"github.com/sharenote/sharenote/libs/render/mathml"
+)
+
+// maths is the goldmark extension for Obsidian's math, rendered as MathML by
+// libs/render/mathml: `$…$` inline, `$$…$$` on one line and blocks between lines that
+// start with `$$` as display math. As in Pandoc and Obsidian, an inline `$` opens math
+// only before a non-space and closes it only after one, and not before a digit, so
+// that "$5 and $10" stays text. Code spans and blocks are parsed first.
+//
+// MathML is generated markup (see generate): a formula is converted after the note's
+// HTML is sanitized, within the time mathBudget for all of a note's formulas; one that
+// fails, or comes too late or too large, shows as its TeX source and is reported.
+type maths struct{}
+
+// mathBudget bounds the time a note's formulas take to convert. A typical formula takes
+// 1 to 10 ms, so a note of a few hundred formulas fits.
+const mathBudget = 1500 * time.Millisecond
+
+// reasonMathBudget is the fallback of a formula that came after mathBudget.
+const reasonMathBudget = "the note's time for math ran out"
+
+var kindMath = ast.NewNodeKind("Math")
+
+// mathNode is a formula, inline or a display block.
+type mathNode struct {
+	ast.BaseInline
+	TeX     string
+	Display bool
+	Source  string // the formula as written, delimiters included
+}
+
+func (n *mathNode) Kind() ast.NodeKind { return kindMath }
+
+func (n *mathNode) Dump(source []byte, level int) {
+	ast.DumpHelper(n, source, level, map[string]string{"TeX": n.TeX}, nil)
+}
+
+var kindMathBlock = ast.NewNodeKind("MathBlock")
+
+// mathBlockNode is a display formula between `$$` lines; its lines are the TeX.
+type mathBlockNode struct {
+	ast.BaseBlock
+}
+
+func (n *mathBlockNode) Kind() ast.NodeKind { return kindMathBlock }
+
+func (n *mathBlockNode) IsRaw() bool { return true }
+
+func (n *mathBlockNode) Dump(source []byte, level int) { ast.DumpHelper(n, source, level, nil, nil) }
+
+func (maths) Extend(m goldmark.Markdown) {
+	m.Parser().AddOptions(
+		parser.WithInlineParsers(util.Prioritized(mathInline{}, 150)),
+		parser.WithBlockParsers(util.Prioritized(mathBlock{}, 90)),
+	)
+	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(maths{}, 150)))
+}
+
+type mathInline struct{}
+
+func (mathInline) Trigger() []byte { return []byte{'$'} }
+
+func (mathInline) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Node {
+	line, _ := block.PeekLine()
+	if bytes.HasPrefix(line, []byte("$$")) {
+		end := bytes.Index(line[2:], []byte("$$"))
+		if end <= 0 {
+			return nil
+		}
+		n := &mathNode{TeX: string(line[2 : 2+end]), Display: true, Source: string(line[:end+4])}
+		block.Advance(end + 4)
+		return n
+	}
+	if len(line) < 3 || isSpace(line[1]) {
+		return nil
+	}
+	for i := 2; i < len(line); i++ {
+		switch line[i] {
+		case '\\':
+			i++ // an escaped character, such as \$
+		case '$':
+			if isSpace(line[i-1]) || i+1 < len(line) && line[i+1] >= '0' && line[i+1] <= '9' {
+				continue
+			}
+			n := &mathNode{TeX: string(line[1:i]), Source: string(line[:i+1])}
+			block.Advance(i + 1)
+			return n
+		}
+	}
+	return nil
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// mathBlock parses display math between lines that start with `$$` (after at most
+// three spaces): the TeX may follow the opening `$$` and precede the closing one. An
+// opening `$$` without a closing one later in the note is not math.
+type mathBlock struct{}
+
+func (mathBlock) Trigger() []byte { return []byte{'$'} }
+
+func (mathBlock) Open(_ ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	line, segment := reader.PeekLine()
+	pos := pc.BlockOffset()
+	if pos < 0 || pos > 3 || !bytes.HasPrefix(line[pos:], []byte("$$")) {
+		return nil, parser.NoChildren
+	}
+	start := pos + 2
+	rest := line[start:]
+	if bytes.Contains(rest, []byte("$$")) {
+		// `$$ x $$` on one line is inline display math in a paragraph.
+		return nil, parser.NoChildren
+	}
+	if !bytes.Contains(reader.Source()[segment.Start+start:], []byte("$$")) {
+		return nil, parser.NoChildren
+	}
+	node := &mathBlockNode{}
+	if len(util.TrimRightSpace(util.TrimLeftSpace(rest))) > 0 {
+		node.Lines().Append(text.NewSegment(segment.Start+start, segment.Stop))
+	}
+	reader.Advance(segment.Len() - 1)
+	return node, parser.NoChildren
+}
+
+func (mathBlock) Continue(node ast.Node, reader text.Reader, _ parser.Context) parser.State {
+	line, segment := reader.PeekLine()
+	if line == nil {
+		return parser.Close
+	}
+	if i := bytes.Index(line, []byte("$$")); i >= 0 {
+		if i > 0 {
+			node.Lines().Append(text.NewSegment(segment.Start, segment.Start+i))
+		}
+		reader.Advance(segment.Len() - 1)
+		return parser.Close
+	}
+	node.Lines().Append(segment)
+	reader.Advance(segment.Len() - 1)
+	return parser.Continue | parser.NoChildren
+}
+
+func (mathBlock) Close(ast.Node, text.Reader, parser.Context) {}
+
+func (mathBlock) CanInterruptParagraph() bool { return true }
+
+func (mathBlock) CanAcceptIndentedLine() bool { return false }
+
+func (maths) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(kindMath, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if entering {
+			m := n.(*mathNode)
+			w.(*sink).math(m.TeX, m.Source, m.Display)
+		}
+		return ast.WalkSkipChildren, nil
+	})
+	reg.Register(kindMathBlock, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		var tex bytes.Buffer
+		lines := n.Lines()
+		for i := range lines.Len() {
+			s := lines.At(i)
+			tex.Write(s.Value(source))
+		}
+		_, _ = w.WriteString(`<div class="math-block">`)
+		w.(*sink).math(tex.String(), "$$"+tex.String()+"$$", true)
+		_, _ = w.WriteString("</div>\n")
+		return ast.WalkContinue, nil
+	})
+}
+
+// math writes the placeholder of a formula; until it is converted (convertMath), it
+// stands for its source as escaped code.
+func (s *sink) math(tex, source string, display bool) {
+	s.generate(item{tex: tex, display: display, source: len(source), ref: firstLine(source),
+		without: `<code class="math-source">` + html.EscapeString(source) + `</code>`})
+}
+
+// convertMath converts the formulas of gen to MathML, each distinct one once, within
+// mathBudget; those it cannot convert keep their source and are reported.
+func (r *run) convertMath(gen *placeholders) []Fallback {
+	var fallbacks []Fallback
+	type key struct {
+		tex     string
+		display bool
+	}
+	done := map[key]string{}
+	deadline := time.Now().Add(mathBudget)
+	for i := range gen.items {
+		it := &gen.items[i]
+		if it.tex == "" {
+			continue
+		}
+		k := key{it.tex, it.display}
+		markup, ok := done[k]
+		if !ok {
+			var reason string
+			markup, reason = r.convertFormula(it.tex, it.display, deadline)
+			if reason != "" {
+				fallbacks = append(fallbacks, Fallback{Ref: it.ref, Reason: reason})
+			}
+			done[k] = markup
+		}
+		it.markup = markup
+	}
+	return fallbacks
+}
+
+// convertFormula is the MathML of one formula, or "" and why there is none.
+func (r *run) convertFormula(tex string, display bool, deadline time.Time) (string, string) {
+	if time.Now().After(deadline) {
+		return "", reasonMathBudget
+	}
+	ctx, cancel := context.WithDeadline(r.ctx, deadline)
+	defer cancel()
+	markup, err := mathml.Convert(ctx, tex, display)
+	switch {
+	case err == nil:
+		return markup, ""
+	case errors.Is(err, mathml.ErrInvalid):
+		return "", "the math is not valid TeX: " + strings.TrimPrefix(err.Error(), mathml.ErrInvalid.Error()+": ")
+	case errors.Is(err, mathml.ErrTooLarge):
+		return "", reasonLarge
+	case errors.Is(err, context.DeadlineExceeded) && r.ctx.Err() == nil:
+		return "", reasonMathBudget
+	case errors.Is(err, mathml.ErrTooSlow):
+		return "", "the math took too long"
+	default:
+		return "", "the math could not be rendered"
+	}
+}

@@ -1,0 +1,116 @@
+package render_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sharenote/sharenote/libs/render"
+)
+
+func TestWikilinksResolveThroughTheResolver(t *testing.T) {
+	var asked [][]string
+	opts := render.Options{Resolve: func(_ context.Context, titles []string) (map[string]string, error) {
+		asked = append(asked, titles)
+		return map[string]string{"Found": `https://share.example/s/abc?x="y"`}, nil
+	}}
+	src := "[[Found]], [[Found|again]], [[Found#Part Two]], [[ Lost ]] and `[[Code]]`.\n"
+	res, err := render.Markdown(context.Background(), src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	html := string(res.HTML)
+	for _, want := range []string{
+		`<a class="wikilink" href="https://share.example/s/abc?x=%22y%22" rel="nofollow">Found</a>`,
+		`rel="nofollow">again</a>`, `<a class="wikilink" href="https://share.example/s/abc?x=%22y%22#part-two" rel="nofollow">Found &gt; Part Two</a>`,
+		`<span class="wikilink unresolved">Lost</span>`, "<code>[[Code]]</code>",
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("HTML lacks %q:\n%s", want, html)
+		}
+	}
+	if want := [][]string{{"Found", "Lost"}}; len(asked) != 1 || !slices.Equal(asked[0], want[0]) {
+		t.Errorf("resolver asked %q, want once for %q", asked, want)
+	}
+	if !slices.Equal(res.Links, []string{"Found", "Lost"}) || len(res.Resolved) != 1 {
+		t.Errorf("links %q resolved %v", res.Links, res.Resolved)
+	}
+	if _, err := render.Markdown(context.Background(), "no links\n", opts); err != nil || len(asked) != 1 {
+		t.Errorf("a note without links asked the resolver (%v)", err)
+	}
+}
+
+func TestAResolverErrorFailsTheRender(t *testing.T) {
+	_, err := render.Markdown(context.Background(), "[[A]]\n", render.Options{Resolve: func(context.Context, []string) (map[string]string, error) {
+		return nil, fmt.Errorf("database down")
+	}})
+	if err == nil || !strings.Contains(err.Error(), "database down") {
+		t.Errorf("err = %v, want the resolver's", err)
+	}
+}
+
+// Generated markup is inserted where the renderer's placeholders are, after sanitizing:
+// text of the note that looks like a placeholder stays text.
+func TestANoteCannotForgeAPlaceholder(t *testing.T) {
+	src := "> [!tip]\n> \ue0000\ue001 \ue000" + strings.Repeat("0", 32) + "0\ue001 $x$\n"
+	html := string(markdown(t, src).HTML)
+	if strings.Count(html, "<svg") != 1 || strings.Count(html, "<math") != 1 {
+		t.Errorf("want one icon and one formula:\n%s", html)
+	}
+	if !strings.Contains(html, "\ue0000\ue001 \ue000"+strings.Repeat("0", 32)+"0\ue001") {
+		t.Errorf("the note's text was not kept:\n%s", html)
+	}
+}
+
+func TestMathThatFailsShowsItsSourceAndIsReported(t *testing.T) {
+	res := markdown(t, "Bad: $\\frac{$ and good: $x$.\n")
+	html := string(res.HTML)
+	if !strings.Contains(html, `<code class="math-source">$\frac{$</code>`) || strings.Count(html, "<math") != 1 {
+		t.Errorf("HTML:\n%s", html)
+	}
+	if len(res.Fallbacks) != 1 || res.Fallbacks[0].Ref != `$\frac{$` || !strings.HasPrefix(res.Fallbacks[0].Reason, "the math is not valid TeX: ") {
+		t.Errorf("fallbacks = %+v", res.Fallbacks)
+	}
+}
+
+// Generated markup has its own allowance: 64 KiB and 64 times the bytes that asked for
+// it. Icons of thousands of one-letter callouts outgrow it and are left out.
+func TestGeneratedMarkupHasItsAllowance(t *testing.T) {
+	const n = 3000
+	src := strings.Repeat("> [!x] A callout of a kind of one letter\n> with a body of some words.\n\n", n)
+	res := markdown(t, src)
+	icons := strings.Count(string(res.HTML), "<svg")
+	if icons == 0 || icons == n {
+		t.Errorf("%d of %d callouts have icons: want some, not all", icons, n)
+	}
+	allowance := 64<<10 + 64*len("[!x]")*n
+	if len(res.HTML) > render.MaxHTML(len(src))+allowance {
+		t.Errorf("%d bytes of HTML, over the cap %d and the allowance %d", len(res.HTML), render.MaxHTML(len(src)), allowance)
+	}
+	if len(res.Fallbacks) != 0 {
+		t.Errorf("a left-out icon is no fallback: %v", res.Fallbacks)
+	}
+}
+
+// A note's formulas convert within a time budget: those after it show as their source.
+func TestMathHasATimeBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts formulas for 1.5 s")
+	}
+	var src strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&src, "$\\sum_{k=0}^{%d} \\frac{k^2}{%d}$\n\n", i, i+1)
+	}
+	res := markdown(t, src.String())
+	late := 0
+	for _, f := range res.Fallbacks {
+		if f.Reason == "the note's time for math ran out" {
+			late++
+		}
+	}
+	if late == 0 || strings.Count(string(res.HTML), "<math") == 0 {
+		t.Errorf("%d formulas came too late, %d converted: want both", late, strings.Count(string(res.HTML), "<math"))
+	}
+}
