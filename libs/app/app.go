@@ -159,7 +159,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		lim.exact = ratelimit.NewFailOpen(ratelimit.NewRedis(a.rdb, cfg.RedisKeyPrefix), log, reg)
 	}
 	a.feed = changefeed.New(a.rdb, cfg.RedisKeyPrefix, log, reg)
-	reads := readcache.New(cfg.CacheBytes, a.feed.Fresh, reg)
+	reads := readcache.New(cfg.CacheBytes, a.feed.Fresh, now, reg)
 	a.feed.OnChange(reads.Drop)
 	a.db = gdb
 	if a.blobs, err = blobstore.Open(ctx, cfg.BlobURL, opts.Getenv); err != nil {

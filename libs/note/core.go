@@ -168,8 +168,8 @@ type Storer interface {
 	// newer renderer stored its own.
 	SaveRender(ctx context.Context, p Publication, prev string) error
 	// ResolveTitles maps those of titles that are the title of one of the account's
-	// active publications at now to its cuid: the most recently updated one's.
-	ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]string, error)
+	// active publications at now to it: the most recently updated one.
+	ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]LinkTarget, error)
 	// MarkLinkers marks stale (render version 0, a new render id) the renders of the
 	// account's published publications whose links name one of titles, and returns
 	// their cuids.
@@ -322,13 +322,15 @@ func (c *Core) render(ctx context.Context, p *Publication) error {
 	if c.renderer == nil {
 		return nil
 	}
-	r, err := c.renderer.Render(ctx, p.Content, func(ctx context.Context, titles []string) (map[string]string, error) {
-		return c.resolve(ctx, p.AccountCUID, titles)
+	var linksExpire *time.Time
+	r, err := c.renderer.Render(ctx, p.Content, func(ctx context.Context, titles []string) (urls map[string]string, err error) {
+		urls, linksExpire, err = c.resolve(ctx, p.AccountCUID, titles)
+		return urls, err
 	})
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	p.HTML, p.RenderVersion, p.RenderID, p.Links = r.HTML, c.renderer.Version(), newETag(), r.Links
+	p.HTML, p.RenderVersion, p.RenderID, p.Links, p.LinksExpireAt = r.HTML, c.renderer.Version(), newETag(), r.Links, linksExpire
 	for _, f := range r.Fallbacks {
 		p.Warnings = append(p.Warnings, Warning{Code: WarnRenderFallback, Ref: f.Ref,
 			Message: "A block is shown as plain text: " + f.Reason + "."})
@@ -346,21 +348,26 @@ func (c *Core) render(ctx context.Context, p *Publication) error {
 }
 
 // resolve maps the titles of wikilinks of the account's notes to the URLs of its active
-// publications of those titles. Image names are references to images, not to notes.
-func (c *Core) resolve(ctx context.Context, accountCUID string, titles []string) (map[string]string, error) {
+// publications of those titles, and returns the earliest expiry among them (nil when
+// none expires). Image names are references to images, not to notes.
+func (c *Core) resolve(ctx context.Context, accountCUID string, titles []string) (map[string]string, *time.Time, error) {
 	titles = slices.DeleteFunc(slices.Clone(titles), isImageName)
 	if len(titles) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	found, err := c.store.ResolveTitles(ctx, accountCUID, titles, c.Clock())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	urls := make(map[string]string, len(found))
-	for title, id := range found {
-		urls[title] = routes.NotePage.URL(c.publicURL, id)
+	var earliest *time.Time
+	for title, target := range found {
+		urls[title] = routes.NotePage.URL(c.publicURL, target.CUID)
+		if e := target.ExpiresAt; e != nil && (earliest == nil || e.Before(*earliest)) {
+			earliest = e
+		}
 	}
-	return urls, nil
+	return urls, earliest, nil
 }
 
 // newETag makes a publication etag: random, so that no two states share one.
@@ -429,16 +436,19 @@ func checkSize(p *Publication) error {
 
 // ReadView returns an active publication with its owner's settings, for the public:
 // ErrNotFound unless it is active. A publication rendered by another version of the
-// renderer is rendered again, once however many readers ask at the same time, and stored.
+// renderer, or linking to a note that has expired since, is rendered again, once however
+// many readers ask at the same time, and stored.
 func (c *Core) ReadView(ctx context.Context, cuid string) (View, error) {
 	v, err := c.store.FindView(ctx, cuid)
 	if err != nil {
 		return View{}, err
 	}
-	if v.Status(c.now()) != Active {
+	now := c.now()
+	if v.Status(now) != Active {
 		return View{}, ErrNotFound
 	}
-	if c.renderer == nil || v.RenderVersion == c.renderer.Version() {
+	linksExpired := v.LinksExpireAt != nil && !now.Before(*v.LinksExpireAt)
+	if c.renderer == nil || v.RenderVersion == c.renderer.Version() && !linksExpired {
 		return v, nil
 	}
 	p, err := c.rerenderOnce(ctx, v.Publication)

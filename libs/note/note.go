@@ -76,6 +76,9 @@ type Publication struct {
 	RenderID string
 	// Links are the titles of the notes HTML's wikilinks name, resolved or not.
 	Links []string
+	// LinksExpireAt is the earliest expiry of the notes HTML links to, nil when none
+	// expires: from then on HTML leads to a note that is gone, and is rendered again.
+	LinksExpireAt *time.Time
 	// ETag is the publication's validator for If-Match: a new value with every change its
 	// owner makes, and only then (not with settings changes or re-renders).
 	ETag string
@@ -118,6 +121,12 @@ const (
 	// WarnUnknownNoteLink: a wikilink names none of the author's active publications.
 	WarnUnknownNoteLink = "unknown_note_link"
 )
+
+// LinkTarget is the publication a wikilink's title resolves to.
+type LinkTarget struct {
+	CUID      string
+	ExpiresAt *time.Time
+}
 
 // Status returns the state at now: expiry is computed at read time, no job moves it.
 func (p *Publication) Status(now time.Time) Status {

@@ -88,11 +88,7 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	for _, kv := range e.Header {
 		h.Set(kv[0], kv[1])
 	}
-	age := MaxPublicAge
-	if e.ExpiresAt != nil {
-		age = min(age, e.ExpiresAt.Sub(now))
-	}
-	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(max(age, 0)/time.Second)))
+	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(e.MaxAge(now, MaxPublicAge)/time.Second)))
 	h.Set("ETag", e.ETag)
 	if r.Compress {
 		h.Set("Vary", "Accept-Encoding")
@@ -220,7 +216,7 @@ func (o *objectReader) Close() {
 
 // Entry returns the cache entry of an active publication's public read.
 func Entry(v note.View, etag, contentType string, body []byte) *readcache.Entry {
-	return &readcache.Entry{Body: body, ContentType: contentType, ETag: etag, ExpiresAt: v.ExpiresAt,
+	return &readcache.Entry{Body: body, ContentType: contentType, ETag: etag, ExpiresAt: v.ExpiresAt, StaleAt: v.LinksExpireAt,
 		Noindex: !v.Owner.Indexable, Note: v.CUID, Owner: v.AccountCUID}
 }
 

@@ -55,8 +55,9 @@ type publicationRow struct {
 	UpdatedAt     time.Time `gorm:"autoUpdateTime:false"`
 	HTML          string    `gorm:"column:html"`
 	RenderVersion int
-	RenderID      string `gorm:"column:render_id"`
-	ETag          string `gorm:"column:etag"`
+	RenderID      string     `gorm:"column:render_id"`
+	LinksExpireAt *time.Time `gorm:"column:links_expire_at"`
+	ETag          string     `gorm:"column:etag"`
 }
 
 func (publicationRow) TableName() string { return "publications" }
@@ -283,7 +284,7 @@ func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string)
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&publicationRow{}).
 			Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
-			Updates(map[string]any{"html": p.HTML, "render_version": p.RenderVersion, "render_id": p.RenderID})
+			Updates(map[string]any{"html": p.HTML, "render_version": p.RenderVersion, "render_id": p.RenderID, "links_expire_at": p.LinksExpireAt})
 		if res.Error != nil || res.RowsAffected == 0 {
 			return res.Error
 		}
@@ -319,7 +320,7 @@ func saveLinks(tx *gorm.DB, p note.Publication, replace bool) error {
 }
 
 // ResolveTitles implements note.Storer.
-func (s *Store) ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]string, error) {
+func (s *Store) ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
 	var rows []struct {
 		CUID      string `gorm:"column:cuid"`
 		Title     string
@@ -331,10 +332,10 @@ func (s *Store) ResolveTitles(ctx context.Context, accountCUID string, titles []
 	if err != nil {
 		return nil, db.Classify(err)
 	}
-	found := make(map[string]string, len(rows))
+	found := make(map[string]note.LinkTarget, len(rows))
 	for _, r := range rows {
 		if _, ok := found[r.Title]; !ok && (r.ExpiresAt == nil || now.Before(*r.ExpiresAt)) {
-			found[r.Title] = r.CUID
+			found[r.Title] = note.LinkTarget{CUID: r.CUID, ExpiresAt: utc(r.ExpiresAt)}
 		}
 	}
 	return found, nil
@@ -614,7 +615,7 @@ func toRow(p note.Publication) (publicationRow, error) {
 	}
 	return publicationRow{CUID: p.CUID, AccountCUID: p.AccountCUID, Text: text, Unpublished: p.Unpublished,
 		CreatedMS: p.CreatedAt.UnixMilli(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
-		HTML: p.HTML, RenderVersion: p.RenderVersion, RenderID: p.RenderID, ETag: p.ETag}, nil
+		HTML: p.HTML, RenderVersion: p.RenderVersion, RenderID: p.RenderID, LinksExpireAt: p.LinksExpireAt, ETag: p.ETag}, nil
 }
 
 func fromRow(r publicationRow) (note.Publication, error) {
@@ -624,7 +625,7 @@ func fromRow(r publicationRow) (note.Publication, error) {
 	}
 	return note.Publication{CUID: r.CUID, AccountCUID: r.AccountCUID, Text: text, Unpublished: r.Unpublished,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), HTML: r.HTML, RenderVersion: r.RenderVersion, RenderID: r.RenderID,
-		ETag: r.ETag}, nil
+		LinksExpireAt: utc(r.LinksExpireAt), ETag: r.ETag}, nil
 }
 
 func decodeProperties(s *string) (map[string]any, error) {

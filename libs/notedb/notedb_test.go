@@ -3,7 +3,7 @@ package notedb_test
 import (
 	"context"
 	"errors"
-	"maps"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -136,7 +136,9 @@ func TestResolveTitlesFindsTheAuthorsActiveNotes(t *testing.T) {
 		expired.CUID, expired.Title, expired.ExpiresAt = "cccccccccccccccccccccccc", &title, &f.now
 		title2 := "Gone"
 		gone.CUID, gone.Title = "dddddddddddddddddddddddd", &title2
-		for _, p := range []note.Publication{newer, expired, gone} {
+		soon, title3, later := older, "Soon", f.now.Add(time.Hour)
+		soon.CUID, soon.Title, soon.ExpiresAt = "eeeeeeeeeeeeeeeeeeeeeeee", &title3, &later
+		for _, p := range []note.Publication{newer, expired, gone, soon} {
 			if err := f.store.Create(ctx, p, nil, ""); err != nil {
 				t.Fatal(err)
 			}
@@ -144,12 +146,13 @@ func TestResolveTitlesFindsTheAuthorsActiveNotes(t *testing.T) {
 		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now); err != nil {
 			t.Fatal(err)
 		}
-		got, err := f.store.ResolveTitles(ctx, f.owner, []string{"A title", "Expired", "Gone", "None"}, f.now)
+		got, err := f.store.ResolveTitles(ctx, f.owner, []string{"A title", "Expired", "Gone", "Soon", "None"}, f.now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := map[string]string{"A title": newer.CUID}; !maps.Equal(got, want) {
-			t.Errorf("resolved %v, want %v (the latest updated active note of each title)", got, want)
+		want := map[string]note.LinkTarget{"A title": {CUID: newer.CUID}, "Soon": {CUID: soon.CUID, ExpiresAt: &later}}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("resolved %+v, want %+v (the latest updated active note of each title, with its expiry)", got, want)
 		}
 		if got, err := f.store.ResolveTitles(ctx, "someone-else", []string{"A title"}, f.now); err != nil || len(got) != 0 {
 			t.Errorf("another account's titles resolved %v (%v), want none", got, err)

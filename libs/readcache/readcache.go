@@ -51,6 +51,9 @@ type Entry struct {
 	// ExpiresAt is the publication's expiry; from then on the edge answers 404 without
 	// asking the database.
 	ExpiresAt *time.Time
+	// StaleAt is when the entry goes stale though nothing was changed: the publication
+	// links to a note that expires then. From then on it is loaded again.
+	StaleAt *time.Time
 	// Noindex asks search engines not to index the read.
 	Noindex bool
 	// Header holds further response headers (the page's Content-Security-Policy).
@@ -65,6 +68,17 @@ type Entry struct {
 // Expired reports whether the publication had expired at now.
 func (e *Entry) Expired(now time.Time) bool {
 	return e.ExpiresAt != nil && !now.Before(*e.ExpiresAt)
+}
+
+// MaxAge returns how long a client may keep the entry from now: at most limit, and not
+// past the publication's expiry or the entry's going stale.
+func (e *Entry) MaxAge(now time.Time, limit time.Duration) time.Duration {
+	for _, t := range []*time.Time{e.ExpiresAt, e.StaleAt} {
+		if t != nil {
+			limit = min(limit, t.Sub(now))
+		}
+	}
+	return max(limit, 0)
 }
 
 // size is what the entry counts against the byte bound: its body and headers, plus the
@@ -97,6 +111,7 @@ type Cache struct {
 	maxBytes int64
 	maxEntry int64
 	fresh    func(loadedAt time.Time) bool
+	now      func() time.Time // the clock of expiries (Entry.StaleAt)
 	flight   singleflight.Group
 
 	mu      sync.Mutex
@@ -128,9 +143,10 @@ type item struct {
 
 // New returns a cache of at most maxBytes (0 disables storing; loads still run once per
 // key at a time). fresh decides whether an entry loaded at a time (by the wall clock)
-// may be served now (changefeed.Feed.Fresh); its metrics register on reg.
-func New(maxBytes int64, fresh func(loadedAt time.Time) bool, reg prometheus.Registerer) *Cache {
-	c := &Cache{maxBytes: maxBytes, maxEntry: maxBytes / 16, fresh: fresh, order: list.New(),
+// may be served now (changefeed.Feed.Fresh); now is the clock that expiries are read by
+// (the edges' clock); its metrics register on reg.
+func New(maxBytes int64, fresh func(loadedAt time.Time) bool, now func() time.Time, reg prometheus.Registerer) *Cache {
+	c := &Cache{maxBytes: maxBytes, maxEntry: maxBytes / 16, fresh: fresh, now: now, order: list.New(),
 		items: map[string]*list.Element{}, dropped: map[string]uint64{}, byNote: map[string]map[string]struct{}{}, byOwner: map[string]map[string]struct{}{},
 		hits: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_readcache_hits_total",
 			Help: "Public reads answered from the per-process cache."}),
@@ -165,7 +181,8 @@ func (c *Cache) lookup(key string) (fresh, stale *Entry) {
 	}
 	it := el.Value.(*item)
 	e := it.entry
-	if it.dropped || !c.fresh(e.loadedAt) || (e.NotFound && time.Since(e.loadedAt) >= NegativeTTL) {
+	if it.dropped || !c.fresh(e.loadedAt) || (e.NotFound && time.Since(e.loadedAt) >= NegativeTTL) ||
+		(e.StaleAt != nil && !c.now().Before(*e.StaleAt)) {
 		return nil, e
 	}
 	c.order.MoveToFront(el)

@@ -30,7 +30,7 @@ func load(e *readcache.Entry, calls *atomic.Int64) func(context.Context, *readca
 }
 
 func TestConcurrentMissesLoadOnce(t *testing.T) {
-	c := readcache.New(1<<20, trusted, prometheus.NewRegistry())
+	c := readcache.New(1<<20, trusted, time.Now, prometheus.NewRegistry())
 	var calls atomic.Int64
 	release := make(chan struct{})
 	slow := func(context.Context, *readcache.Entry) (*readcache.Entry, error) {
@@ -58,7 +58,7 @@ func TestConcurrentMissesLoadOnce(t *testing.T) {
 }
 
 func TestDropsRemoveEntriesOfTheirNoteOrOwner(t *testing.T) {
-	c := readcache.New(1<<20, trusted, prometheus.NewRegistry())
+	c := readcache.New(1<<20, trusted, time.Now, prometheus.NewRegistry())
 	var calls atomic.Int64
 	for _, k := range []struct{ key, note, owner string }{{"a1", "a", "x"}, {"a2", "a", "x"}, {"b1", "b", "x"}, {"c1", "c", "y"}} {
 		if _, err := c.Load(context.Background(), k.key, load(entry(k.note, k.owner, k.key), &calls)); err != nil {
@@ -89,7 +89,7 @@ func TestDropsRemoveEntriesOfTheirNoteOrOwner(t *testing.T) {
 }
 
 func TestALoadThatRacesADropIsNotStored(t *testing.T) {
-	c := readcache.New(1<<20, trusted, prometheus.NewRegistry())
+	c := readcache.New(1<<20, trusted, time.Now, prometheus.NewRegistry())
 	_, err := c.Load(context.Background(), "k", func(context.Context, *readcache.Entry) (*readcache.Entry, error) {
 		// The publication changes while its old state is being read.
 		c.Drop(changefeed.Event{Kind: changefeed.Note, ID: "n"})
@@ -114,7 +114,7 @@ func TestALoadThatRacesADropIsNotStored(t *testing.T) {
 
 func TestStaleEntriesAreReloadedOrKept(t *testing.T) {
 	var fresh atomic.Bool
-	c := readcache.New(1<<20, func(time.Time) bool { return fresh.Load() }, prometheus.NewRegistry())
+	c := readcache.New(1<<20, func(time.Time) bool { return fresh.Load() }, time.Now, prometheus.NewRegistry())
 	var calls atomic.Int64
 	first := entry("n", "o", "v1")
 	fresh.Store(true)
@@ -136,7 +136,7 @@ func TestStaleEntriesAreReloadedOrKept(t *testing.T) {
 }
 
 func TestNegativeEntriesAreShortLived(t *testing.T) {
-	c := readcache.New(1<<20, trusted, prometheus.NewRegistry())
+	c := readcache.New(1<<20, trusted, time.Now, prometheus.NewRegistry())
 	var calls atomic.Int64
 	missing := &readcache.Entry{NotFound: true, Note: "n"}
 	if _, err := c.Load(context.Background(), "k", load(missing, &calls)); err != nil {
@@ -153,7 +153,7 @@ func TestNegativeEntriesAreShortLived(t *testing.T) {
 func TestTheByteBoundHolds(t *testing.T) {
 	const bound = 64 << 10
 	reg := prometheus.NewRegistry()
-	c := readcache.New(bound, trusted, reg)
+	c := readcache.New(bound, trusted, time.Now, reg)
 	var calls atomic.Int64
 	body := strings.Repeat("x", 1000)
 	for i := range 500 {
@@ -168,7 +168,7 @@ func TestTheByteBoundHolds(t *testing.T) {
 }
 
 func TestAnEntryLargerThanASixteenthIsNotStored(t *testing.T) {
-	c := readcache.New(16<<10, trusted, prometheus.NewRegistry())
+	c := readcache.New(16<<10, trusted, time.Now, prometheus.NewRegistry())
 	var calls atomic.Int64
 	e, err := c.Load(context.Background(), "big", load(entry("n", "o", strings.Repeat("x", 2<<10)), &calls))
 	if err != nil || len(e.Body) != 2<<10 {
@@ -176,5 +176,32 @@ func TestAnEntryLargerThanASixteenthIsNotStored(t *testing.T) {
 	}
 	if _, ok := c.Get("big"); ok {
 		t.Error("an entry over the per-entry bound was stored")
+	}
+}
+
+// An entry that goes stale at a time (its page links to a note that expires then) is
+// served until then by the cache's clock and loaded again from then on.
+func TestEntriesGoStaleAtTheirTime(t *testing.T) {
+	now := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
+	c := readcache.New(1<<20, trusted, func() time.Time { return now }, prometheus.NewRegistry())
+	stale := now.Add(time.Minute)
+	e := entry("n", "o", "body")
+	e.StaleAt = &stale
+	var calls atomic.Int64
+	if _, err := c.Load(context.Background(), "k", load(e, &calls)); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Get("k"); !ok {
+		t.Error("the entry was not served before its time")
+	}
+	if age := e.MaxAge(now, time.Hour); age != time.Minute {
+		t.Errorf("max age %v, want the minute left before it goes stale", age)
+	}
+	now = stale
+	if _, ok := c.Get("k"); ok {
+		t.Error("the entry was served at its time")
+	}
+	if _, err := c.Load(context.Background(), "k", load(e, &calls)); err != nil || calls.Load() != 2 {
+		t.Errorf("loads %d (%v), want the entry loaded again", calls.Load(), err)
 	}
 }

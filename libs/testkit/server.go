@@ -8,6 +8,8 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -189,6 +191,20 @@ func (r *Response) Decode(t testing.TB, v any) {
 	if err := json.Unmarshal(r.Body, v); err != nil {
 		t.Fatalf("decode %d response %q: %v", r.Status, r.Body, err)
 	}
+}
+
+var maxAge = regexp.MustCompile(`^public, max-age=(\d+)$`)
+
+// MaxAge fails the test unless the response has Cache-Control: public, max-age=N, and
+// returns N seconds.
+func (r *Response) MaxAge(t testing.TB) time.Duration {
+	t.Helper()
+	m := maxAge.FindStringSubmatch(r.Header.Get("Cache-Control"))
+	if m == nil {
+		t.Fatalf("Cache-Control = %q, want public, max-age=N", r.Header.Get("Cache-Control"))
+	}
+	n, _ := strconv.Atoi(m[1])
+	return time.Duration(n) * time.Second
 }
 
 // Expect fails the test unless the response has the status and, for an error, the code.

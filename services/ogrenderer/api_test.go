@@ -35,7 +35,7 @@ func BenchmarkCachedRequest(b *testing.B) {
 	p := note.Publication{CUID: "k3v9x2m0q8w1e7r4t6y5u2i0", AccountCUID: "a3v9x2m0q8w1e7r4t6y5u2i0",
 		Text: note.Text{Title: &title, Summary: &summary}, UpdatedAt: time.Now()}
 	reg := prometheus.NewRegistry()
-	reads := readcache.New(64<<20, func(time.Time) bool { return true }, reg)
+	reads := readcache.New(64<<20, func(time.Time) bool { return true }, time.Now, reg)
 	api, err := newAPI(note.NewCore(notes{p: p}, note.Config{Now: time.Now, PublicURL: "http://x"}), reads, reg)
 	if err != nil {
 		b.Fatal(err)

@@ -68,6 +68,19 @@ func TestWikilinksFollowTheNotesTheyName(t *testing.T) {
 		s.Do(t, testkit.Request{Method: "POST", Path: "/api/unshare", Token: acc.Token, JSON: map[string]string{"cuid": target}}).Expect(t, 200, "")
 		follows("unshare", unresolved)
 
+		// A target that expires by the clock: nothing changes then, yet the linking page
+		// must not lead to it afterwards, nor be cached past that moment.
+		expires := s.Clock.Now().Add(30 * time.Second)
+		brief := publishJSON(t, s, acc.Token, map[string]any{"title": "Target", "content": "Briefly.",
+			"expires_at": expires.Format(time.RFC3339Nano)})
+		follows("publish of an expiring note", `See <a class="wikilink" href="`+s.URL+"/s/"+brief+`"`)
+		page = s.Do(t, testkit.Request{Method: "GET", Path: "/s/" + linker.CUID}).Expect(t, 200, "")
+		if age, left := page.MaxAge(t), expires.Sub(s.Clock.Now()); age > left {
+			t.Errorf("linking page's max-age %v outlives the linked note's expiry in %v", age, left)
+		}
+		s.Clock.Advance(30 * time.Second)
+		follows("expiry", unresolved)
+
 		// The re-renders changed the page, never the linking publication's etag.
 		var listed struct{ Notes []struct{ CUID, ETag string } }
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/user/notes", Token: acc.Token}).Expect(t, 200, "").Decode(t, &listed)

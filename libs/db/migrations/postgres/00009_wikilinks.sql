@@ -5,6 +5,8 @@
 -- An unpublished note's links are deleted with it. render_id names each stored render:
 -- a render that only other notes caused keeps the etag and the render version, and the
 -- page's validator must still change; a render saved on top of a read compares it.
+-- links_expire_at is the earliest expiry of the notes the render links to: the render
+-- is stale from then on.
 CREATE TABLE note_links (
     note_cuid    TEXT NOT NULL,
     account_cuid TEXT NOT NULL,
@@ -13,7 +15,9 @@ CREATE TABLE note_links (
 );
 CREATE INDEX note_links_title ON note_links (account_cuid, title);
 ALTER TABLE publications ADD COLUMN render_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE publications ADD COLUMN links_expire_at TIMESTAMPTZ;
 
 -- +goose Down
+ALTER TABLE publications DROP COLUMN links_expire_at;
 ALTER TABLE publications DROP COLUMN render_id;
 DROP TABLE note_links;
