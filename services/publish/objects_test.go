@@ -294,11 +294,12 @@ func TestObjectStoreStoppedMidPublish(t *testing.T) {
 // TestPublishWarnsOfBrokenImageReferences: an image reference that names no uploaded
 // image and an uploaded image the note does not show are published, with a warning each
 // that names the spot; a link to another note is no image reference (but a link to a
-// note the author has not published is a warning of its own).
+// note the author has not published is a warning of its own, as is a formula that is
+// not TeX, shown as its source).
 func TestPublishWarnsOfBrokenImageReferences(t *testing.T) {
 	f := start(t, testkit.SQLiteBackend(t))
 	acc := f.NewAccount(t, "author")
-	resp := f.multipart(t, acc.Token, field("content", "![[shown.png]] ![[missing.png]] ![[missing.png]] [[gone.jpg|200]] [[Another note]]"),
+	resp := f.multipart(t, acc.Token, field("content", "![[shown.png]] ![[missing.png]] ![[missing.png]] [[gone.jpg|200]] [[Another note]] $\\frac{$"),
 		file("shown.png", "image/png", testkit.PNG(t)), file("spare.png", "image/png", testkit.PNG(t)))
 	f.published(t, resp)
 	var body struct {
@@ -313,7 +314,7 @@ func TestPublishWarnsOfBrokenImageReferences(t *testing.T) {
 		}
 	}
 	want := map[string]string{"missing.png": "unresolved_reference", "gone.jpg|200": "unresolved_reference", "spare.png": "unused_image",
-		"Another note": "unknown_note_link"}
+		"Another note": "unknown_note_link", `$\frac{$`: "render_fallback"}
 	if len(body.Warnings) != len(want) {
 		t.Errorf("warnings %+v, want exactly %v", body.Warnings, want)
 	}
