@@ -281,7 +281,7 @@ code{font-family:ui-monospace,"Cascadia Code",Menlo,Consolas,monospace;font-size
 :not(pre)>code{background:var(--soft);padding:.1em .3em;border-radius:4px}
 blockquote{margin:1rem 0;padding:0 1rem;border-left:4px solid var(--line);color:var(--muted)}
 hr{border:0;border-top:1px solid var(--line)}
-ul:has(>li>input[type=checkbox]){list-style:none;padding-left:1.2rem}
+li:has(>input[type=checkbox]){list-style:none;margin-left:-1.2rem}
 .callout{border-left:4px solid var(--accent);background:var(--soft);border-radius:6px;padding:.2rem 1rem;margin:1rem 0}
 .callout-title{font-weight:700;margin:.5rem 0}
 summary.callout-title{cursor:pointer}
