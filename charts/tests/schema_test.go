@@ -90,6 +90,10 @@ func TestValuesTyposFailTheSchema(t *testing.T) {
 		{"a MinIO password under 8 characters", "objectStore:\n  bundled:\n    rootPassword: short", "rootPassword"},
 		{"a MinIO digest that is no sha256", "objectStore:\n  bundled:\n    image:\n      digest: latest", "digest"},
 		{"a tag in the MinIO repository", "objectStore:\n  bundled:\n    image:\n      repository: quay.io/minio/minio:latest", "repository"},
+		{"a host-network port out of range", "hostNetwork:\n  ports:\n    notes: {http: 70000, admin: 19083}", "http"},
+		{"a host-network port by name", "hostNetwork:\n  ports:\n    notes: {http: web, admin: 19083}", "http"},
+		{"a host-network port typo", "hostNetwork:\n  ports:\n    notes: {http: 18083, amdin: 19083}", "amdin"},
+		{"host networking as a bare flag", "hostNetwork: true", "hostNetwork"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			user, err := chartutil.ReadValues([]byte(tc.yaml))

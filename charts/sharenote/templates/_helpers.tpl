@@ -109,6 +109,33 @@ entry also carries "args": the one image's `serve --target <target>`, or `--targ
 {{- end -}}
 
 {{/*
+The ports a workload listens on, as YAML {http, admin}: 8080 and 9090 in a pod network
+namespace of its own, or its entry of hostNetwork.ports on the node's network. Call with
+(dict "root" $ "name" WORKLOAD).
+*/}}
+{{- define "sharenote.ports" -}}
+{{- if .root.Values.hostNetwork.enabled -}}
+{{- $p := index .root.Values.hostNetwork.ports .name -}}
+http: {{ int $p.http }}
+admin: {{ int $p.admin }}
+{{- else -}}
+http: 8080
+admin: 9090
+{{- end -}}
+{{- end -}}
+
+{{/*
+The pod settings of host networking (hostNetwork.enabled): the node's network namespace,
+and cluster DNS still first.
+*/}}
+{{- define "sharenote.hostNetwork" -}}
+{{- if .Values.hostNetwork.enabled -}}
+hostNetwork: true
+dnsPolicy: ClusterFirstWithHostNet
+{{- end -}}
+{{- end -}}
+
+{{/*
 The Secret and key holding one connection URL. Call with (dict "root" $ "which" "database"|"redis").
 Prints nothing when the URL is not configured (Redis of a single all-in-one replica).
 */}}
@@ -251,6 +278,32 @@ combination fails whatever is rendered.
 {{- range $name, $w := include "sharenote.workloads" . | fromYaml -}}
 {{- if and $w.hpa.enabled (gt (int $w.hpa.minReplicas) (int $w.hpa.maxReplicas)) -}}
 {{- fail (printf "%s: hpa.minReplicas (%d) is more than hpa.maxReplicas (%d)" $name (int $w.hpa.minReplicas) (int $w.hpa.maxReplicas)) -}}
+{{- end -}}
+{{- end -}}
+{{- if .Values.hostNetwork.enabled -}}
+{{- if .Values.networkPolicy.enabled -}}
+{{- fail "hostNetwork.enabled: NetworkPolicies do not apply to pods on the node's network; set networkPolicy.enabled false" -}}
+{{- end -}}
+{{- $workloads := include "sharenote.workloads" . | fromYaml -}}
+{{- $used := dict -}}
+{{- range $name := keys $workloads | sortAlpha -}}
+{{- $p := index $.Values.hostNetwork.ports $name -}}
+{{- if not $p -}}
+{{- fail (printf "hostNetwork.ports.%s: every workload needs its ports on the node's network ({http: <port>, admin: <port>})" $name) -}}
+{{- end -}}
+{{- range $which := list "http" "admin" -}}
+{{- $port := toString (int (index $p $which)) -}}
+{{- if hasKey $used $port -}}
+{{- fail (printf "hostNetwork.ports: %s is used twice (%s and %s.%s)" $port (get $used $port) $name $which) -}}
+{{- end -}}
+{{- $_ := set $used $port (printf "%s.%s" $name $which) -}}
+{{- end -}}
+{{- end -}}
+{{- $names := append ($targets) "all-in-one" -}}
+{{- range $name, $_ := .Values.hostNetwork.ports -}}
+{{- if not (has $name $names) -}}
+{{- fail (printf "hostNetwork.ports.%s is not a workload (%s)" $name (join ", " $names)) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.ingress.enabled .Values.ingress.tls.enabled (not .Values.ingress.host) -}}
