@@ -17,7 +17,7 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO := $(TOOLS)/minio-$(MINIO_VERSION)
 export SHARE_TEST_MINIO_BIN := $(MINIO)
 
-.PHONY: help run build test e2e chaos bench images compose-smoke k8s-e2e k8s-tools lint minio fmt tidy clean
+.PHONY: help run build test e2e chaos bench images compose-smoke k8s-e2e k8s-tools tilt lint minio fmt tidy clean
 
 help: ## Show the targets.
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -84,20 +84,72 @@ KWOK_STAGES := node/fast/node-initialize node/heartbeat-with-lease/node-heartbea
 
 k8s-tools: $(addprefix $(KUBE)/,$(KUBE_CMDS)) $(ETCD)/etcd $(KWOK)/kwok ## Build the pinned control plane k8s-e2e runs (once; ~11 min cold, 26 s from a warm Go build cache).
 
+# Tilt, for tilt/Tiltfile and k8s-e2e's Tilt stage, built from source: its repository
+# vendors its dependencies, so the build fetches nothing but the source. TILT_SRC=DIR
+# builds a checkout or snapshot you already have (it must be TILT_VERSION); without it the
+# tag is cloned from GitHub. Its web/ stays beside the binary: a Tilt built from source
+# serves its web UI from the sources where it was compiled, so its `tilt up` needs Node.js
+# and yarn (the first run downloads the UI's packages); release binaries have the UI built
+# in. It needs cgo (a C compiler): its Starlark language server parses with tree-sitter.
+TILT_VERSION := v0.37.6
+TILT := $(TOOLS)/tilt-$(TILT_VERSION)/tilt
+TILT_SRC ?=
+# k8s-e2e's Tilt: the one on PATH, else the one `make tilt` built.
+TILT_BIN ?= $(or $(shell command -v tilt 2>/dev/null),$(wildcard $(TILT)))
+# The Tiltfile's helm() runs the helm CLI: for k8s-e2e's Tilt stage, the chart tests' helm,
+# told the pinned Kubernetes version (a plain build believes in v1.20, which the chart's
+# kubeVersion refuses).
+HELM_VERSION := $(shell awk '$$1 == "helm.sh/helm/v3" {print $$2}' charts/tests/go.mod)
+HELM := $(TOOLS)/helm-$(HELM_VERSION)/helm
+
+tilt: $(TILT) ## Build Tilt from source into .tools (TILT_SRC=a checkout of TILT_VERSION, else git clone; ~3 min).
+
+$(TILT):
+	rm -rf $(@D).tmp && mkdir -p $(@D).tmp
+	if [ -n "$(TILT_SRC)" ]; then cp -a "$(TILT_SRC)/." $(@D).tmp/src; \
+	else git clone -q --depth 1 --branch $(TILT_VERSION) https://github.com/tilt-dev/tilt $(@D).tmp/src; fi
+	@grep -q 'const devVersion = "$(TILT_VERSION:v%=%)"' $(@D).tmp/src/internal/cli/build.go || \
+		{ echo "tilt: $(or $(TILT_SRC),the clone) is not Tilt $(TILT_VERSION) (internal/cli/build.go)"; rm -rf $(@D).tmp; exit 1; }
+	rm -rf $(@D) && mv $(@D).tmp $(@D)
+	cd $(@D)/src && GOWORK=off GOFLAGS=-mod=vendor GOTOOLCHAIN=local CGO_ENABLED=1 go build -ldflags '-s -w' -o ../tilt.tmp ./cmd/tilt
+	cd $(@D) && find src -mindepth 1 -maxdepth 1 ! -name web -exec rm -rf {} + && mv tilt.tmp tilt
+
+$(HELM):
+	rm -rf $(@D).tmp && mkdir -p $(@D).tmp
+	GOBIN=$(@D).tmp GOWORK=off GOFLAGS=-mod=mod CGO_ENABLED=0 go install -trimpath \
+		-ldflags '-s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) $(foreach p,chartutil lint/rules,\
+		-X helm.sh/helm/v3/pkg/$(p).k8sVersionMajor=$(word 1,$(KUBE_VERSION_PARTS)) -X helm.sh/helm/v3/pkg/$(p).k8sVersionMinor=$(word 2,$(KUBE_VERSION_PARTS)))' \
+		helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	rm -rf $(@D) && mv $(@D).tmp $(@D)
+
 # The test binary runs in a network namespace of its own whose only interface is loopback
 # (`unshare --net`, or as a user namespace's root where that is allowed), so that nothing
 # it starts can send a packet off the machine; where neither works it says so and runs on
-# the host's loopback. Its last line is the summary. KUBELET=1 (a real kubelet on
-# containerd, stage 2) is not built yet.
-k8s-e2e: k8s-tools ## The chart on a throw-away kube-apiserver + kwok: install, upgrade, rollback, test, uninstall per values file.
-	@if [ -n "$(KUBELET)" ]; then echo "k8s-e2e: KUBELET=1 (the real-kubelet stage) is not implemented yet; running the kwok stage"; fi
+# the host's loopback. Its last line is the summary.
+# KUBELET=1 adds stage 2 (charts/tests/kubelet_e2e_test.go): the one image, built with
+# podman FROM scratch, as pods on two real kubelets on Debian's containerd and runc in that
+# namespace, all-in-one and split, with the e2e flow before and after a rollout restart
+# under read load; its summary line comes last. A machine that cannot run it says why in
+# that line and skips it.
+# Its last stage, with a Tilt binary (TILT_BIN), is `tilt ci -f tilt/Tiltfile` on that
+# cluster (charts/tests/tilt_e2e_test.go), which compiles the binary in the sandbox: the
+# root module's dependencies are downloaded first. Without one it says so in one line and
+# leaves the stage out.
+k8s-e2e: export SHARE_TILT_BIN = $(TILT_BIN)
+k8s-e2e: export SHARE_HELM_BIN = $(if $(TILT_BIN),$(HELM))
+k8s-e2e: k8s-tools $(if $(TILT_BIN),$(HELM)) ## The chart on a throw-away kube-apiserver + kwok: install, upgrade, rollback, test, uninstall per values file; then tilt ci.
+	@if [ -z "$(TILT_BIN)" ]; then echo "k8s-e2e: no tilt binary (tilt on PATH, or make tilt): skipping the Tilt stage (tilt ci)"; \
+	else GOWORK=off go mod download; fi
+	@if [ -n "$(KUBELET)" ]; then echo "k8s-e2e: building the one image for the kubelet stage (podman, FROM scratch)"; \
+		charts/tests/kubelet_image.sh "$(VERSION)" "$(KUBELET_IMAGE_TAR)" >/dev/null; fi
 	@summary=$$(mktemp); trap 'rm -f "$$summary"' EXIT; \
 	if unshare --net true 2>/dev/null; then sandbox="unshare --net --"; \
 	elif unshare --net --map-root-user true 2>/dev/null; then sandbox="unshare --net --map-root-user --"; \
 	else sandbox=""; echo "k8s-e2e: no network namespace can be made here; running on the host's loopback"; fi; \
 	set +e; (cd charts/tests && SHARE_K8S_BIN=$(KUBE) SHARE_ETCD_BIN=$(ETCD)/etcd SHARE_KWOK_BIN=$(KWOK)/kwok \
 		SHARE_KWOK_STAGES=$(KWOK)/stages SHARE_K8SE2E_SUMMARY="$$summary" \
-		go test -count=1 -tags k8se2e -run K8sE2E -v -timeout 30m $${sandbox:+-exec "$$sandbox"} .); rc=$$?; \
+		go test -count=1 -tags k8se2e -run '$(if $(KUBELET),K8sE2E|KubeletE2E,K8sE2E)' -v -timeout $(if $(KUBELET),60m,30m) \
+		$(if $(TILT_BIN),,-skip '^TestK8sE2E$$/^tilt_ci$$') $${sandbox:+-exec "$$sandbox"} .); rc=$$?; \
 	if [ -s "$$summary" ]; then cat "$$summary"; else echo "k8s-e2e FAILED before its summary (exit $$rc)"; fi; exit $$rc
 
 # One `go build` for the four commands shares their compilation; into a temporary
@@ -120,13 +172,58 @@ $(KWOK)/kwok:
 		for s in $(KWOK_STAGES); do cp "$$dir/kustomize/stage/$$s.yaml" $(KWOK).tmp/stages/; done
 	chmod -R u+w $(KWOK).tmp && rm -rf $(KWOK) && mv $(KWOK).tmp $(KWOK)
 
+# k8s-e2e KUBELET=1: the kubelet, built like the control plane (into its directory), and
+# Debian's containerd and runc, downloaded with apt-get and unpacked with dpkg -x into
+# .tools, never installed. The Debian versions are bookworm's; once the archive has moved
+# on, `apt-cache policy containerd runc` names the ones to pin. The image's archive
+# (charts/tests/kubelet_image.sh) is rebuilt on every run: about 45 s here, as podman keeps
+# the builder image and the compile cache.
+CONTAINERD_DEB := 1.6.20~ds1-1+deb12u3
+RUNC_DEB := 1.1.5+ds1-1+deb12u1
+CONTAINERD := $(TOOLS)/containerd-$(subst ~,_,$(subst +,_,$(CONTAINERD_DEB)))
+RUNC := $(TOOLS)/runc-$(subst ~,_,$(subst +,_,$(RUNC_DEB)))
+KUBELET_IMAGE_TAR := $(TOOLS)/kubelet-image.tar
+
+.PHONY: kubelet-tools
+kubelet-tools: $(KUBE)/kubelet $(CONTAINERD)/containerd $(RUNC)/runc ## KUBELET=1's kubelet (built once, ~4 min cold) and Debian's containerd and runc (unpacked, not installed).
+
+k8s-e2e: $(if $(KUBELET),kubelet-tools)
+k8s-e2e: export SHARE_KUBELET_BIN = $(if $(KUBELET),$(KUBE)/kubelet)
+k8s-e2e: export SHARE_CONTAINERD_BIN = $(if $(KUBELET),$(CONTAINERD))
+k8s-e2e: export SHARE_RUNC_BIN = $(if $(KUBELET),$(RUNC)/runc)
+k8s-e2e: export SHARE_KUBELET_IMAGE = $(if $(KUBELET),localhost/sharenote:$(VERSION))
+k8s-e2e: export SHARE_KUBELET_IMAGE_TAR = $(if $(KUBELET),$(KUBELET_IMAGE_TAR))
+
+$(KUBE)/kubelet:
+	rm -rf $(KUBE)-kubelet.tmp && mkdir -p $(KUBE)-kubelet.tmp
+	cd $(KUBEBIN)/kubernetes && GOWORK=off CGO_ENABLED=0 go build -trimpath -ldflags '$(KUBE_LDFLAGS)' \
+		-o $(KUBE)-kubelet.tmp/kubelet k8s.io/kubernetes/cmd/kubelet
+	mkdir -p $(KUBE) && mv $(KUBE)-kubelet.tmp/kubelet $@ && rmdir $(KUBE)-kubelet.tmp
+
+# $(call debian-unpack,PACKAGE,VERSION,FILES): the target's directory holds FILES (paths
+# in the package) of Debian's PACKAGE=VERSION, downloaded (after an apt-get update when
+# the lists do not know it yet) and unpacked, not installed.
+define debian-unpack
+	rm -rf $(@D).tmp && mkdir -p $(@D).tmp
+	cd $(@D).tmp && { apt-get download -q -o APT::Sandbox::User=root $(1)=$(2) || \
+		{ apt-get update -qq && apt-get download -q -o APT::Sandbox::User=root $(1)=$(2); }; }
+	cd $(@D).tmp && dpkg -x $(1)_*.deb root && mv $(addprefix root/,$(3)) . && rm -rf root *.deb
+	rm -rf $(@D) && mv $(@D).tmp $(@D)
+endef
+
+$(CONTAINERD)/containerd:
+	$(call debian-unpack,containerd,$(CONTAINERD_DEB),usr/bin/containerd usr/bin/containerd-shim-runc-v2 usr/bin/ctr)
+
+$(RUNC)/runc:
+	$(call debian-unpack,runc,$(RUNC_DEB),usr/sbin/runc)
+
 # The tagged tests (e2e, chaos, load benchmarks, the Kubernetes stage) are checked with
 # everything else.
 LINT_TAGS := e2e,chaos,loadbench,k8se2e
 
 lint: $(STATICCHECK) $(UNPARAM) ## gofmt, go vet, staticcheck and unparam on every module, tagged tests included.
 	@out=$$(gofmt -l libs services charts); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	@for m in $(MODULES); do (cd $$m && go vet -tags $(LINT_TAGS) ./... && $(STATICCHECK) -tags $(LINT_TAGS) ./... && $(UNPARAM) ./...); done
+	@for m in $(MODULES); do (cd $$m && go vet -tags $(LINT_TAGS) ./... && $(STATICCHECK) -tags $(LINT_TAGS) ./... && $(UNPARAM) ./...) || exit 1; done
 
 $(STATICCHECK):
 	@mkdir -p $(TOOLS)

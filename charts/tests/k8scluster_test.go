@@ -17,9 +17,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,9 +37,10 @@ import (
 )
 
 // The address ranges of the throw-away cluster. Nothing ever dials them: there is no
-// kube-proxy, no CoreDNS and no kubelet, kwok only writes pod IPs into the API, and the API
-// server's own Service gets no endpoints (--endpoint-reconciler-type none). Every
-// connection the test makes goes to 127.0.0.1.
+// kube-proxy and no CoreDNS, kwok only writes pod IPs into the API, the real kubelets of
+// the second stage run only host-network pods (their addresses are the nodes', on
+// loopback), and the API server's own Service gets no endpoints
+// (--endpoint-reconciler-type none). Every connection the test makes goes to loopback.
 const (
 	serviceCIDR = "10.96.0.0/16"
 	podCIDR     = "10.244.0.0/16"
@@ -73,14 +76,12 @@ func binariesFromEnv(t *testing.T) binaries {
 // that loopback is down, so it is brought up here.
 func sandbox(t *testing.T) string {
 	t.Helper()
+	if !ownNetworkNamespace() {
+		return "the host's network namespace (no unshare): only loopback addresses are configured"
+	}
 	ifaces, err := net.Interfaces()
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, i := range ifaces {
-		if i.Flags&net.FlagLoopback == 0 {
-			return "the host's network namespace (no unshare): only loopback addresses are configured"
-		}
 	}
 	for _, i := range ifaces {
 		if i.Flags&net.FlagUp == 0 {
@@ -120,6 +121,9 @@ type controlPlane struct {
 	Config     *rest.Config
 	Client     kubernetes.Interface
 	procs      []*process
+
+	stopping   sync.Mutex
+	beforeStop []func() // what Stop runs first (the kubelet stage's nodes), last added first
 }
 
 // process is one child of the control plane.
@@ -132,9 +136,16 @@ type process struct {
 }
 
 // startControlPlane starts everything and returns once the fake node is Ready. Stop is
-// registered as a cleanup; the children also die with the test process (Pdeathsig), so
-// an interrupted or timed-out run leaves nothing running.
+// registered as a cleanup and runs on SIGINT or SIGTERM too; the children also die with
+// the test process (Pdeathsig), so an interrupted or timed-out run leaves nothing running.
 func startControlPlane(t *testing.T, bin binaries) *controlPlane {
+	t.Helper()
+	return startCluster(t, bin, nil)
+}
+
+// startCluster is startControlPlane with the nodes of startNodes (the real-kubelet stage,
+// kubelet_e2e_test.go) in place of kwok and its fake node, when it is not nil.
+func startCluster(t *testing.T, bin binaries, startNodes func(t *testing.T, cp *controlPlane)) *controlPlane {
 	t.Helper()
 	sweepStaleDirs()
 	dir, err := os.MkdirTemp("", tempPrefix)
@@ -145,6 +156,7 @@ func startControlPlane(t *testing.T, bin binaries) *controlPlane {
 		t.Fatal(err)
 	}
 	cp := &controlPlane{bin: bin, dir: dir}
+	cp.stopOnInterrupt(t)
 	t.Cleanup(func() {
 		cp.Stop()
 		if t.Failed() {
@@ -210,16 +222,18 @@ func startControlPlane(t *testing.T, bin binaries) *controlPlane {
 	cp.start(t, "kube-scheduler", filepath.Join(bin.kube, "kube-scheduler"),
 		"--kubeconfig", cp.Kubeconfig, "--secure-port", "0", "--leader-elect=false", "--profiling=false")
 
+	// Stage 2 (`make k8s-e2e KUBELET=1`): real kubelets on containerd, instead of kwok.
+	if startNodes != nil {
+		startNodes(t, cp)
+		return cp
+	}
+
 	stages, storageClasses := cp.kwokConfig(t)
 	cp.start(t, "kwok", bin.kwok,
 		"--kubeconfig", cp.Kubeconfig, "--config", stages,
 		"--manage-nodes-with-annotation-selector", "kwok.x-k8s.io/node=fake",
 		"--node-ip", "127.0.0.1", "--cidr", podCIDR, "--node-lease-duration-seconds", "40")
 
-	// Stage 2 (`make k8s-e2e KUBELET=1`, not built yet) plugs in here: a real kubelet on
-	// containerd registering a node at 127.0.0.1 (kubebin/kubernetes already pins the
-	// kubelet command), beside or instead of kwok's fake node, and the real image's pods
-	// with hostNetwork on loopback ports.
 	ctx := context.Background()
 	for _, sc := range storageClasses {
 		cp.kubectl(t, sc, "apply", "-f", "-")
@@ -255,6 +269,14 @@ const tempPrefix = "sharenote-k8se2e-"
 // killed outright (SIGKILL, an OOM kill) takes its children along (Pdeathsig) but cannot
 // remove its files.
 func sweepStaleDirs() {
+	for _, d := range staleDirs() {
+		os.RemoveAll(d)
+	}
+}
+
+// staleDirs returns the directories of earlier runs whose test process is gone.
+func staleDirs() []string {
+	var stale []string
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
 	for _, d := range dirs {
 		b, err := os.ReadFile(filepath.Join(d, "pid"))
@@ -263,9 +285,10 @@ func sweepStaleDirs() {
 		}
 		pid, err := strconv.Atoi(string(b))
 		if err == nil && pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			os.RemoveAll(d)
+			stale = append(stale, d)
 		}
 	}
+	return stale
 }
 
 // kwokConfig writes kwok's stages (those built with kwok, then ours from testdata/kwok)
@@ -312,7 +335,8 @@ func (cp *controlPlane) env() []string {
 	return []string{"HOME=" + filepath.Join(cp.dir, "home"), "PATH=" + os.Getenv("PATH"), "KUBECONFIG=" + cp.Kubeconfig}
 }
 
-func (cp *controlPlane) start(t *testing.T, name, bin string, args ...string) {
+// start starts a child with its output in <name>.log and returns it.
+func (cp *controlPlane) start(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
 	log := filepath.Join(cp.dir, name+".log")
 	f, err := os.Create(log)
@@ -336,11 +360,19 @@ func (cp *controlPlane) start(t *testing.T, name, bin string, args ...string) {
 		close(p.exited)
 	}()
 	cp.procs = append(cp.procs, p)
+	return p
 }
 
-// Stop ends the children in the reverse order of their start: SIGTERM, then SIGKILL for
-// any still running after 10 s. It is safe to call more than once.
+// Stop runs what was added with onStop, then ends the children in the reverse order of
+// their start: SIGTERM, then SIGKILL for any still running after 10 s. It is safe to call
+// more than once, and from the interrupt handler while a cleanup runs it.
 func (cp *controlPlane) Stop() {
+	cp.stopping.Lock()
+	defer cp.stopping.Unlock()
+	for i := len(cp.beforeStop) - 1; i >= 0; i-- {
+		cp.beforeStop[i]()
+	}
+	cp.beforeStop = nil
 	for i := len(cp.procs) - 1; i >= 0; i-- {
 		p := cp.procs[i]
 		select {
@@ -356,6 +388,88 @@ func (cp *controlPlane) Stop() {
 			<-p.exited
 		}
 	}
+}
+
+// onStop adds what Stop runs before it stops the children.
+func (cp *controlPlane) onStop(f func()) {
+	cp.stopping.Lock()
+	defer cp.stopping.Unlock()
+	cp.beforeStop = append(cp.beforeStop, f)
+}
+
+// stopOnInterrupt stops the cluster and removes its files on SIGINT or SIGTERM until the
+// test ends, then exits (status 130). It also kills whatever else the test started that
+// still runs (the servers testkit started), since no cleanup of the test runs then.
+func (cp *controlPlane) stopOnInterrupt(t *testing.T) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	t.Cleanup(func() {
+		signal.Stop(sig)
+		close(done)
+	})
+	go func() {
+		select {
+		case <-done:
+			return
+		case s := <-sig:
+			fmt.Fprintf(os.Stderr, "k8s-e2e: %v: stopping the cluster\n", s)
+		}
+		cp.Stop()
+		killDescendants(os.Getpid())
+		os.RemoveAll(cp.dir)
+		os.Exit(130)
+	}()
+}
+
+// killDescendants kills the processes descended from pid: all of them found first, since
+// the children of a killed process move to another parent.
+func killDescendants(pid int) {
+	tree := childrenOf(pid)
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, childrenOf(tree[i])...)
+	}
+	for _, p := range tree {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+}
+
+// childrenOf returns the PIDs of the children of parent.
+func childrenOf(parent int) []int {
+	var out []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …; comm may hold spaces and parentheses.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(parent) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// ownNetworkNamespace reports whether the test runs in a network namespace of its own
+// (`make k8s-e2e`'s unshare): one whose only interfaces are loopback.
+func ownNetworkNamespace() bool {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return false
+	}
+	for _, i := range ifaces {
+		if i.Flags&net.FlagLoopback == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // running returns an error naming the first child that has exited.
@@ -432,12 +546,18 @@ func (cp *controlPlane) tailLogs(t *testing.T) {
 	}
 }
 
+// lastLines is the end of a file: its last n lines.
 func lastLines(path string, n int) string {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return err.Error()
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return lastN(string(b), n)
+}
+
+// lastN is the last n lines of s.
+func lastN(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

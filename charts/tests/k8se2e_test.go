@@ -8,13 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,28 +52,8 @@ func TestK8sE2E(t *testing.T) {
 	sum := &tally{files: len(valuesFiles), misspelt: "not tried"}
 	defer func() { sum.print(t, warnings, time.Since(began)) }()
 
-	// Interrupted: stop the children and remove their files before exiting. (Killed
-	// outright, the children die with this process anyway: Pdeathsig.)
-	var running atomic.Pointer[controlPlane]
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
-	go func() {
-		s, ok := <-sig
-		if !ok {
-			return
-		}
-		fmt.Fprintf(os.Stderr, "k8s-e2e: %v: stopping the control plane\n", s)
-		if cp := running.Load(); cp != nil {
-			cp.Stop()
-			os.RemoveAll(cp.dir)
-		}
-		os.Exit(130)
-	}()
-
 	t0 := time.Now()
 	cp := startControlPlane(t, bin)
-	running.Store(cp)
 	t.Logf("control plane up in %s on 127.0.0.1, in %s", time.Since(t0).Round(100*time.Millisecond), where)
 
 	// values-prod.yaml enables the ServiceMonitor, whose CRD a cluster with
@@ -96,6 +73,11 @@ func TestK8sE2E(t *testing.T) {
 	t.Run("the server refuses what the static check accepts", func(t *testing.T) { brokenCharts(t, cp, warnings, sum) })
 	t.Run("a misspelt field is only a warning", func(t *testing.T) { misspeltField(t, cp, warnings, sum) })
 	t.Run("the schema agrees with the API server", func(t *testing.T) { schemaAgrees(t, cp, warnings, sum) })
+	// The Tilt stage (tilt_e2e_test.go): `tilt ci -f tilt/Tiltfile` on this cluster.
+	sum.tilt = "skipped"
+	if !t.Run("tilt ci", func(t *testing.T) { sum.tilt = tiltCI(t, cp) }) {
+		sum.tilt = "FAILED"
+	}
 }
 
 // tally counts what passed, for the summary line.
@@ -105,6 +87,7 @@ type tally struct {
 	breaks, refused int
 	misspelt        string // what became of the misspelt field
 	probes, agreed  int    // samples of the schema's API rules the server judged alike
+	tilt            string // what became of the Tilt stage
 }
 
 func (s *tally) print(t *testing.T, w *warningLog, took time.Duration) {
@@ -116,11 +99,21 @@ func (s *tally) print(t *testing.T, w *warningLog, took time.Duration) {
 	if s.dryRun {
 		dry = "passed"
 	}
-	line := fmt.Sprintf("k8s-e2e %s: %d values files × %d steps (%s): %d passed; k8s/ server dry-run %s; %d of %d broken charts refused by the server, a misspelt field %s; schema and server agree on %d of %d samples; warnings %d; %s",
-		verdict, s.files, len(lifecycle), strings.Join(lifecycle, ", "), s.passed, dry, s.refused, s.breaks, s.misspelt, s.agreed, s.probes, w.count(), took.Round(100*time.Millisecond))
+	line := fmt.Sprintf("k8s-e2e %s: %d values files × %d steps (%s): %d passed; k8s/ server dry-run %s; %d of %d broken charts refused by the server, a misspelt field %s; schema and server agree on %d of %d samples; tilt ci %s; warnings %d; %s",
+		verdict, s.files, len(lifecycle), strings.Join(lifecycle, ", "), s.passed, dry, s.refused, s.breaks, s.misspelt, s.agreed, s.probes, s.tilt, w.count(), took.Round(100*time.Millisecond))
+	printSummary(line)
+}
+
+// printSummary adds a stage's summary line to the file `make k8s-e2e` prints at the end
+// (SHARE_K8SE2E_SUMMARY; the stages' lines in the order they ran), or prints it.
+func printSummary(line string) {
 	if path := os.Getenv("SHARE_K8SE2E_SUMMARY"); path != "" {
-		if err := os.WriteFile(path, []byte(line+"\n"), 0o644); err == nil {
-			return
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, err = fmt.Fprintln(f, line)
+			if cerr := f.Close(); err == nil && cerr == nil {
+				return
+			}
 		}
 	}
 	fmt.Println(line)

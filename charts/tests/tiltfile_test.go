@@ -1,14 +1,21 @@
 package tests
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/sharenote/sharenote/libs/routes"
 	"go.starlark.net/resolve"
@@ -100,19 +107,22 @@ func (c tiltCall) strs(name string) []string {
 // tiltParams names the positional parameters of the builtins whose calls are checked
 // (docs.tilt.dev/api.html), so that a call reads the same with or without keywords.
 var tiltParams = map[string][]string{
-	"local_resource":            {"name", "cmd", "deps", "trigger_mode", "resource_deps", "ignore", "auto_init", "serve_cmd"},
-	"k8s_resource":              {"workload", "new_name", "port_forwards", "extra_pod_selectors", "trigger_mode", "resource_deps", "objects"},
-	"docker_build":              {"ref", "context", "build_args", "dockerfile", "dockerfile_contents", "live_update"},
-	"docker_build_with_restart": {"ref", "context", "entrypoint", "live_update"},
-	"custom_build":              {"ref", "command", "deps"},
-	"port_forward":              {"local_port", "container_port", "name"},
-	"sync":                      {"local_path", "remote_path"},
-	"link":                      {"url", "name"},
-	"helm":                      {"paths", "name", "namespace", "values", "set"},
-	"kustomize":                 {"paths"},
-	"k8s_yaml":                  {"yaml"},
-	"read_yaml":                 {"paths", "default"},
-	"read_file":                 {"paths", "default"},
+	"local_resource":     {"name", "cmd", "deps", "trigger_mode", "resource_deps", "ignore", "auto_init", "serve_cmd"},
+	"k8s_resource":       {"workload", "new_name", "port_forwards", "extra_pod_selectors", "trigger_mode", "resource_deps", "objects"},
+	"docker_build":       {"ref", "context", "build_args", "dockerfile", "dockerfile_contents", "live_update"},
+	"custom_build":       {"ref", "command", "deps"},
+	"port_forward":       {"local_port", "container_port", "name"},
+	"sync":               {"local_path", "remote_path"},
+	"run":                {"cmd", "trigger"},
+	"link":               {"url", "name"},
+	"helm":               {"paths", "name", "namespace", "values", "set"},
+	"kustomize":          {"paths"},
+	"k8s_yaml":           {"yaml"},
+	"read_yaml":          {"paths", "default"},
+	"read_file":          {"paths", "default"},
+	"local":              {"command", "quiet"},
+	"allow_k8s_contexts": {"contexts"},
+	"analytics_settings": {"enable"},
 }
 
 // tiltRun is what one execution of the Tiltfile did, through stand-ins of Tilt's API that
@@ -135,9 +145,11 @@ func (r *tiltRun) all(fn string) []tiltCall {
 	return out
 }
 
-// runTiltfile executes tilt/Tiltfile as `tilt up -f tilt/Tiltfile -- ARGS` would, with
-// flags the values of its config.parse().
-func runTiltfile(t *testing.T, flags map[string]string) *tiltRun {
+// runTiltfile executes tilt/Tiltfile as `tilt SUBCOMMAND -f tilt/Tiltfile -- ARGS` would
+// (subcommand "up" or "ci"), with flags the values of its config.parse(). Its local()
+// commands are not run: they print nothing, as `docker info` does where no Docker daemon
+// answers.
+func runTiltfile(t *testing.T, subcommand string, flags map[string]string) *tiltRun {
 	t.Helper()
 	run := &tiltRun{root: repoRoot(t)}
 	tiltDir := filepath.Join(run.root, "tilt")
@@ -193,6 +205,7 @@ func runTiltfile(t *testing.T, flags map[string]string) *tiltRun {
 		return toStarlark(v), nil
 	}
 	fns = map[string]func(c tiltCall) (starlark.Value, error){
+		"local":     func(tiltCall) (starlark.Value, error) { return starlark.String(""), nil },
 		"read_yaml": readYAML,
 		"read_file": func(c tiltCall) (starlark.Value, error) {
 			raw, err := os.ReadFile(abs(c.str("paths")))
@@ -279,6 +292,7 @@ func runTiltfile(t *testing.T, flags map[string]string) *tiltRun {
 	predeclared["config"] = &starlarkstruct.Module{Name: "config", Members: starlark.StringDict{
 		"main_dir":           starlark.String(tiltDir),
 		"main_path":          starlark.String(tiltfilePath(t)),
+		"tilt_subcommand":    starlark.String(subcommand),
 		"define_string":      builtin("config.define_string"),
 		"define_bool":        builtin("config.define_bool"),
 		"define_string_list": builtin("config.define_string_list"),
@@ -291,10 +305,9 @@ func runTiltfile(t *testing.T, flags map[string]string) *tiltRun {
 		Name:  "Tiltfile",
 		Print: func(_ *starlark.Thread, msg string) { t.Logf("Tiltfile: %s", msg) },
 		Load: func(_ *starlark.Thread, module string) (starlark.StringDict, error) {
-			if module != "ext://restart_process" {
-				return nil, fmt.Errorf("load(%q): the test knows no such extension", module)
-			}
-			return starlark.StringDict{"docker_build_with_restart": builtin("docker_build_with_restart")}, nil
+			// Tilt clones an ext:// extension from GitHub when it is loaded: the Tiltfile
+			// may depend on nothing fetched at run time.
+			return nil, fmt.Errorf("load(%q): the Tiltfile may load nothing (extensions are downloaded)", module)
 		},
 	}
 	src, err := os.ReadFile(tiltfilePath(t))
@@ -423,18 +436,28 @@ func fromStarlark(v starlark.Value) any {
 	}
 }
 
-// TestTiltfileRunsTheOneImageForEveryTarget executes the Tiltfile, with and without its
-// --ingress flag, and checks what it would do against the repository: one binary compiled
-// from the package services/Dockerfile builds, one image (values-dev.yaml's) holding it,
-// which every pod of the dev release runs; one resource per target of libs/routes with
-// distinct port forwards; and resources and dependencies that name real objects.
+// TestTiltfileRunsTheOneImageForEveryTarget executes the Tiltfile under `tilt up` with and
+// without its --ingress flag, with either builder, and under `tilt ci`, and checks what it
+// would do against the repository: one binary compiled from the package services/Dockerfile
+// builds, one image (values-dev.yaml's) holding it, built by Docker or podman, which every
+// pod of the dev release runs and whose process live update restarts; one resource per
+// target of libs/routes with distinct port forwards (none under `tilt ci`); and resources
+// and dependencies that name real objects.
 func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
-	for name, flags := range map[string]map[string]string{
-		"plain":   {},
-		"ingress": {"ingress": "ingress-nginx/ingress-nginx-controller"},
+	for name, tc := range map[string]struct {
+		subcommand string
+		flags      map[string]string
+		builder    string // what builds the image
+	}{
+		// No --builder, and local('docker info') prints nothing: podman.
+		"up":         {"up", map[string]string{}, "podman"},
+		"up docker":  {"up", map[string]string{"builder": "docker"}, "docker"},
+		"up ingress": {"up", map[string]string{"builder": "docker", "ingress": "ingress-nginx/ingress-nginx-controller"}, "docker"},
+		// make k8s-e2e's Tilt stage.
+		"ci podman": {"ci", map[string]string{"builder": "podman"}, "podman"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			run := runTiltfile(t, flags)
+			run := runTiltfile(t, tc.subcommand, tc.flags)
 			root := run.root
 			dev := render(t, renderCase{name: "dev", file: "values-dev.yaml"})
 
@@ -482,51 +505,8 @@ func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
 				t.Errorf("the binary goes to %s, want tilt/.build/ (ignored by tilt/.gitignore)", cmd[i+1])
 			}
 
-			// One image, values-dev.yaml's, around that binary.
-			if n := len(run.all("docker_build")) + len(run.all("custom_build")); n != 0 {
-				t.Errorf("%d more image builds: every pod runs the one image", n)
-			}
-			builds := run.all("docker_build_with_restart")
-			if len(builds) != 1 {
-				t.Fatalf("%d docker_build_with_restart, want 1", len(builds))
-			}
-			img := builds[0]
-			if img.str("ref") != dev.str("image.repository") {
-				t.Errorf("Tilt builds %q, values-dev.yaml runs %q: Tilt would not recognise its image", img.str("ref"), dev.str("image.repository"))
-			}
-			if filepath.Clean(img.str("context")) != filepath.Dir(binary) {
-				t.Errorf("build context %s, want the binary's directory %s", img.str("context"), filepath.Dir(binary))
-			}
-			if only := img.strs("only"); !slices.Equal(only, []string{"./" + filepath.Base(binary)}) {
-				t.Errorf("only %v, want just the binary", only)
-			}
-			dockerfile, err := os.ReadFile(filepath.Join(root, "tilt", img.str("dockerfile")))
-			if err != nil {
-				t.Fatalf("dockerfile %q: %v", img.str("dockerfile"), err)
-			}
-			entrypoint := img.strs("entrypoint")
-			if len(entrypoint) != 1 {
-				t.Fatalf("entrypoint %v, want the binary alone (the chart's args follow)", entrypoint)
-			}
-			copied := false
-			for _, line := range strings.Split(string(dockerfile), "\n") {
-				if f := strings.Fields(line); len(f) >= 3 && f[0] == "COPY" && f[len(f)-2] == filepath.Base(binary) && f[len(f)-1] == entrypoint[0] {
-					copied = true
-				}
-			}
-			if !copied {
-				t.Errorf("%s does not COPY %s to the entrypoint %s", img.str("dockerfile"), filepath.Base(binary), entrypoint[0])
-			}
-			synced := false
-			for _, step := range img.args["live_update"].([]any) {
-				s, _ := step.(map[string]any)
-				if s["local_path"] == binary && s["remote_path"] == entrypoint[0] {
-					synced = true
-				}
-			}
-			if !synced {
-				t.Errorf("live_update %v does not sync %s to %s", img.args["live_update"], binary, entrypoint[0])
-			}
+			// One image, values-dev.yaml's, around that binary, restarted by live update.
+			img := checkTiltImage(t, run, tc.builder, binary, dev.str("image.repository"))
 
 			// What Tilt deploys: k8s/ and the chart.
 			var objects []object
@@ -542,6 +522,11 @@ func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
 			workloads := map[string]object{}
 			others := map[string]bool{}
 			for _, o := range objects {
+				// The chart's `helm test` Pod probes the targets once, after an install; Tilt
+				// would apply it with everything else, before the targets are up.
+				if o.Meta.Annotations["helm.sh/hook"] == "test" {
+					t.Errorf("Tilt deploys %s %s, a helm test hook", o.Kind, o.Name)
+				}
 				switch o.Typed.(type) {
 				case *appsv1.Deployment, *appsv1.StatefulSet, *batchv1.Job, *batchv1.CronJob:
 					workloads[o.Name] = o
@@ -601,6 +586,12 @@ func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
 					if !others[ref] {
 						t.Errorf("k8s_resource(%q): object %s is not deployed", name, ref)
 					}
+					// Tilt applies the objects of no resource (its "uncategorized") before
+					// any resource's: a Namespace must stay there, or resources are applied
+					// into a namespace that does not exist yet.
+					if strings.HasSuffix(ref, ":namespace") {
+						t.Errorf("k8s_resource(%q) takes the Namespace %s: leave it uncategorized", name, ref)
+					}
 				}
 			}
 			for name := range workloads {
@@ -620,6 +611,15 @@ func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
 				}
 			}
 
+			// Under `tilt ci` nothing is forwarded: nothing would use it, and under kwok
+			// nothing answers.
+			if tc.subcommand == "ci" {
+				for name, c := range resources {
+					if forwards, _ := c.args["port_forwards"].([]any); len(forwards) > 0 {
+						t.Errorf("tilt ci: %s forwards ports %v", name, forwards)
+					}
+				}
+			}
 			// One resource per target, on distinct local ports; notes on publicURL's 8080.
 			ports := map[int64]string{}
 			for name, c := range resources {
@@ -647,6 +647,9 @@ func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
 				}
 				if !slices.Contains(c.strs("resource_deps"), compile.str("name")) {
 					t.Errorf("%s does not wait for %s", name, compile.str("name"))
+				}
+				if tc.subcommand == "ci" {
+					continue
 				}
 				var api map[string]any
 				for _, f := range c.args["port_forwards"].([]any) {
@@ -689,8 +692,8 @@ func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
 				}
 			}
 
-			if _, ok := flags["ingress"]; ok != locals["ingress-forward"] {
-				t.Errorf("--ingress=%v but ingress-forward defined: %v", ok, locals["ingress-forward"])
+			if _, ok := tc.flags["ingress"]; (ok && tc.subcommand == "up") != locals["ingress-forward"] {
+				t.Errorf("%s --ingress=%v but ingress-forward defined: %v", tc.subcommand, ok, locals["ingress-forward"])
 			}
 
 			// The compile watches the module's files.
@@ -710,7 +713,7 @@ func TestTiltfileRunsTheOneImageForEveryTarget(t *testing.T) {
 }
 
 func TestTiltfileConstantsAndFiles(t *testing.T) {
-	run := runTiltfile(t, nil)
+	run := runTiltfile(t, "up", nil)
 	root := repoRoot(t)
 	if ns, rel := fromStarlark(run.globals["NAMESPACE"]), fromStarlark(run.globals["RELEASE"]); ns != devNamespace || rel != releaseName {
 		t.Errorf("namespace %q release %q, want %q %q", ns, rel, devNamespace, releaseName)
@@ -735,5 +738,264 @@ func TestTiltfileConstantsAndFiles(t *testing.T) {
 	gi, err := os.ReadFile(filepath.Join(root, "tilt", ".gitignore"))
 	if err != nil || !strings.Contains(string(gi), ".build/") {
 		t.Errorf("tilt/.gitignore must ignore .build/ (%v)", err)
+	}
+}
+
+// tiltE2EContext is the kubeconfig context of make k8s-e2e's throw-away cluster, which the
+// Tiltfile allows Tilt to deploy to (tilt_e2e_test.go).
+const tiltE2EContext = "sharenote-k8se2e"
+
+// checkTiltImage checks the Tiltfile's one image build and returns it: built by the
+// builder expected (docker_build, or custom_build running podman-build.sh), named as
+// values-dev.yaml's image (wantRef), from Dockerfile.dev in the context tilt/, into which
+// tilt/.dockerignore lets exactly what Dockerfile.dev copies; the image runs the binary
+// under dev-entrypoint.sh, and live update syncs the binary there, then creates the marker
+// on which dev-entrypoint.sh restarts it.
+func checkTiltImage(t *testing.T, run *tiltRun, builder, binary, wantRef string) tiltCall {
+	t.Helper()
+	tiltDir := filepath.Join(run.root, "tilt")
+	dockerBuilds, customBuilds := run.all("docker_build"), run.all("custom_build")
+	if len(dockerBuilds)+len(customBuilds) != 1 {
+		t.Fatalf("%d docker_build and %d custom_build, want one image build: every pod runs the one image", len(dockerBuilds), len(customBuilds))
+	}
+	var img tiltCall
+	switch builder {
+	case "docker":
+		if len(dockerBuilds) != 1 {
+			t.Fatalf("custom_build %v, want docker_build", customBuilds[0].args)
+		}
+		img = dockerBuilds[0]
+		if filepath.Clean(img.str("context")) != tiltDir {
+			t.Errorf("build context %s, want %s", img.str("context"), tiltDir)
+		}
+		if img.str("dockerfile") != filepath.Join(tiltDir, "Dockerfile.dev") {
+			t.Errorf("dockerfile %s, want tilt/Dockerfile.dev", img.str("dockerfile"))
+		}
+	case "podman":
+		if len(customBuilds) != 1 {
+			t.Fatalf("docker_build %v, want custom_build with podman", dockerBuilds[0].args)
+		}
+		img = customBuilds[0]
+		script := filepath.Join(tiltDir, "podman-build.sh")
+		if cmd := img.strs("command"); !slices.Equal(cmd, []string{script}) {
+			t.Errorf("custom_build command %v, want %s", cmd, script)
+		}
+		if fi, err := os.Stat(script); err != nil || fi.Mode()&0o111 == 0 {
+			t.Errorf("%s is not an executable file (%v)", script, err)
+		}
+		// podman's image is not in Docker, and under kwok nothing pulls it: Tilt must
+		// neither look for it in Docker nor push it.
+		if img.args["skips_local_docker"] != true {
+			t.Errorf("custom_build skips_local_docker=%v, want true", img.args["skips_local_docker"])
+		}
+		deps := img.strs("deps")
+		for _, want := range []string{binary, filepath.Join(tiltDir, "dev-entrypoint.sh"), filepath.Join(tiltDir, "Dockerfile.dev")} {
+			if !slices.Contains(deps, want) {
+				t.Errorf("custom_build deps %v lack %s", deps, want)
+			}
+		}
+	default:
+		t.Fatalf("builder %q", builder)
+	}
+	if img.str("ref") != wantRef {
+		t.Errorf("Tilt builds %q, values-dev.yaml runs %q: Tilt would not recognise its image", img.str("ref"), wantRef)
+	}
+
+	// Dockerfile.dev copies the binary and the entrypoint into /app, and runs the binary
+	// under the entrypoint with the busybox shell of its base.
+	dockerfile, err := os.ReadFile(filepath.Join(tiltDir, "Dockerfile.dev"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	relBinary, err := filepath.Rel(tiltDir, binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appBinary := "/app/" + filepath.Base(binary)
+	copies := map[string]string{}
+	var entrypoint []string
+	for _, line := range strings.Split(string(dockerfile), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "COPY":
+			copies[f[len(f)-2]] = f[len(f)-1]
+		case len(f) >= 2 && f[0] == "ENTRYPOINT":
+			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "ENTRYPOINT")), &entrypoint); err != nil {
+				t.Fatalf("Dockerfile.dev ENTRYPOINT: %v", err)
+			}
+		}
+	}
+	want := map[string]string{relBinary: appBinary, "dev-entrypoint.sh": "/app/dev-entrypoint.sh"}
+	if !maps.Equal(copies, want) {
+		t.Errorf("Dockerfile.dev copies %v, want %v", copies, want)
+	}
+	if !slices.Equal(entrypoint, []string{"/busybox/sh", "/app/dev-entrypoint.sh", appBinary}) {
+		t.Errorf("ENTRYPOINT %q, want the binary under dev-entrypoint.sh (the chart's args follow)", entrypoint)
+	}
+	// What .dockerignore lets in (Docker and podman read it) is what Dockerfile.dev copies,
+	// and docker_build's only says the same.
+	ignore, err := os.ReadFile(filepath.Join(tiltDir, ".dockerignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []string
+	for _, line := range strings.Split(string(ignore), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if line == "*" {
+			in = nil
+			continue
+		}
+		if !strings.HasPrefix(line, "!") {
+			t.Errorf(".dockerignore: %q after *: want only exceptions", line)
+			continue
+		}
+		in = append(in, strings.TrimPrefix(line, "!"))
+	}
+	if got, want := slices.Sorted(slices.Values(in)), slices.Sorted(maps.Keys(copies)); !slices.Equal(got, want) {
+		t.Errorf(".dockerignore lets in %v, Dockerfile.dev copies %v", got, want)
+	}
+	if builder == "docker" {
+		if only := slices.Sorted(slices.Values(img.strs("only"))); !slices.Equal(only, slices.Sorted(maps.Keys(copies))) {
+			t.Errorf("docker_build only %v, want %v", only, slices.Sorted(maps.Keys(copies)))
+		}
+	}
+
+	// Live update: the binary to where the image has it, then the marker dev-entrypoint.sh
+	// restarts on.
+	script, err := os.ReadFile(filepath.Join(tiltDir, "dev-entrypoint.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^marker=\$\{RESTART_MARKER:-(/[^}]+)\}$`).FindSubmatch(script)
+	if m == nil {
+		t.Fatal("dev-entrypoint.sh sets no default marker (marker=${RESTART_MARKER:-/…})")
+	}
+	marker := string(m[1])
+	steps, _ := img.args["live_update"].([]any)
+	var got []string
+	for _, step := range steps {
+		s, _ := step.(map[string]any)
+		switch {
+		case s["local_path"] != nil:
+			got = append(got, fmt.Sprintf("sync %v %v", s["local_path"], s["remote_path"]))
+		case s["cmd"] != nil:
+			got = append(got, fmt.Sprintf("run %v", s["cmd"]))
+		default:
+			got = append(got, fmt.Sprint(s))
+		}
+	}
+	if wantSteps := []string{"sync " + binary + " " + appBinary, fmt.Sprintf("run %v", []any{"/busybox/touch", marker})}; !slices.Equal(got, wantSteps) {
+		t.Errorf("live_update %q, want %q", got, wantSteps)
+	}
+	return img
+}
+
+// TestTiltfileIsSelfContained: no usage statistics, no deployment to any cluster but local
+// ones and make k8s-e2e's, and nothing fetched at run time (runTiltfile refuses load()).
+func TestTiltfileIsSelfContained(t *testing.T) {
+	run := runTiltfile(t, "ci", map[string]string{"builder": "podman"})
+	if a := run.all("analytics_settings"); len(a) != 1 || a[0].args["enable"] != false {
+		t.Errorf("analytics_settings calls %v, want analytics_settings(False)", a)
+	}
+	var allowed []string
+	for _, c := range run.all("allow_k8s_contexts") {
+		allowed = append(allowed, c.strs("contexts")...)
+	}
+	if !slices.Equal(allowed, []string{tiltE2EContext}) {
+		t.Errorf("allow_k8s_contexts %v, want just %s (Tilt allows the local clusters itself)", allowed, tiltE2EContext)
+	}
+}
+
+// TestDevEntrypointRestartsItsChild runs tilt/dev-entrypoint.sh with busybox's shell, as the
+// dev image does: the marker restarts the child in place, SIGTERM ends child and script,
+// and a child that exits by itself ends the script with its status.
+func TestDevEntrypointRestartsItsChild(t *testing.T) {
+	busybox, err := exec.LookPath("busybox")
+	if err != nil {
+		t.Skip("no busybox on PATH (apt-get install busybox-static), the dev image's shell")
+	}
+	script := filepath.Join(repoRoot(t), "tilt", "dev-entrypoint.sh")
+	dir := t.TempDir()
+	marker, pidFile := filepath.Join(dir, "restart"), filepath.Join(dir, "pids")
+	env := append(os.Environ(), "RESTART_MARKER="+marker, "RESTART_POLL=0.05", "PIDS="+pidFile, "BUSYBOX="+busybox)
+
+	cmd := exec.Command(busybox, "sh", script, busybox, "sh", "-c", `echo $$ >>"$PIDS"; exec "$BUSYBOX" sleep 60`)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	defer func() {
+		_ = cmd.Process.Kill()
+	}()
+	pids := func(n int) []int {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			b, _ := os.ReadFile(pidFile)
+			if f := strings.Fields(string(b)); len(f) >= n {
+				var out []int
+				for _, s := range f {
+					p, _ := strconv.Atoi(s)
+					out = append(out, p)
+				}
+				return out
+			}
+		}
+		b, _ := os.ReadFile(pidFile)
+		t.Fatalf("%d starts of the child, want %d; output:\n%s", len(strings.Fields(string(b))), n, out.String())
+		return nil
+	}
+	gone := func(pid int) bool {
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+				return true
+			}
+		}
+		return false
+	}
+	first := pids(1)[0]
+	for n := 2; n <= 3; n++ {
+		if err := os.WriteFile(marker, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		all := pids(n)
+		if prev := all[n-2]; !gone(prev) {
+			t.Errorf("restart %d: the previous child %d still runs", n-1, prev)
+		}
+		if _, err := os.Stat(marker); !os.IsNotExist(err) {
+			t.Errorf("restart %d: the marker is still there (%v)", n-1, err)
+		}
+	}
+	last := pids(3)[2]
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 128+int(syscall.SIGTERM) {
+			t.Errorf("after SIGTERM the script ended with %v, want the child's status 143", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("the script did not end on SIGTERM; output:\n%s", out.String())
+	}
+	if !gone(last) {
+		t.Errorf("the child %d outlived the script", last)
+	}
+	if !strings.Contains(out.String(), "dev-entrypoint: live update: restarting") {
+		t.Errorf("no restart message; output:\n%s", out.String())
+	}
+	t.Logf("child %d restarted twice on the marker, ended by SIGTERM with the script", first)
+
+	exit := exec.Command(busybox, "sh", script, busybox, "sh", "-c", "exit 3")
+	exit.Env = env
+	if err := exit.Run(); err == nil || exit.ProcessState.ExitCode() != 3 {
+		t.Errorf("a child exiting 3 ends the script with %v, want exit status 3", err)
 	}
 }
