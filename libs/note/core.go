@@ -162,10 +162,10 @@ type Storer interface {
 	// FindView returns the publication in any state with its owner's settings, in one
 	// query; ErrNotFound when there is none.
 	FindView(ctx context.Context, cuid string) (View, error)
-	// SaveRender stores p's render (HTML, RenderVersion, RenderID and Links), unless
-	// the publication changed since (its etag is no longer p.ETag), its render is no
-	// longer the one named prev (another was stored, or it was marked stale since), or a
-	// newer renderer stored its own.
+	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links and
+	// LinksExpireAt), unless the publication changed since (its etag is no longer
+	// p.ETag), its render is no longer the one named prev (another was stored, or it was
+	// marked stale since), or a newer renderer stored its own.
 	SaveRender(ctx context.Context, p Publication, prev string) error
 	// ResolveTitles maps those of titles that are the title of one of the account's
 	// active publications at now to it: the most recently updated one.
