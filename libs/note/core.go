@@ -126,6 +126,10 @@ type Version struct {
 	Text
 }
 
+// ResolveTitles is Storer.ResolveTitles, or the same read within Storer.Update's
+// transaction: a render there must not wait for another connection (SQLite has one).
+type ResolveTitles func(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]LinkTarget, error)
+
 // Storer is what the use cases need from storage; notedb implements it.
 type Storer interface {
 	// Create stores p with its images, whose bytes are in the object store and reserved
@@ -143,13 +147,14 @@ type Storer interface {
 	// it; releasing a reservation that does not exist does nothing.
 	Release(ctx context.Context, id string) error
 	// Update locks the owner's published (active or expired) publication, stores a
-	// snapshot of it, calls apply with it and the names of its images (with those of
-	// images), and saves the result, all in one transaction. images are new images whose
-	// bytes are reserved under reservation, settled as Create does; an image of the same
-	// name is replaced: released, and its bytes taken off the account's usage. Only the
-	// MaxVersions newest snapshots are kept.
+	// snapshot of it, calls apply with it, the names of its images (with those of
+	// images) and a ResolveTitles that reads within the transaction, and saves the
+	// result, all in one transaction. images are new images whose bytes are reserved
+	// under reservation, settled as Create does; an image of the same name is replaced:
+	// released, and its bytes taken off the account's usage. Only the MaxVersions newest
+	// snapshots are kept.
 	Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []StoredImage, reservation string,
-		apply func(p *Publication, images []string) error) (Publication, error)
+		apply func(p *Publication, images []string, resolve ResolveTitles) error) (Publication, error)
 	// Versions lists the snapshots of the owner's published publication, newest first.
 	Versions(ctx context.Context, cuid, accountCUID string) ([]VersionMeta, error)
 	// Version returns one snapshot; ErrNotFound for an unknown or pruned number.
@@ -299,7 +304,7 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	if err := checkSize(&p); err != nil {
 		return Publication{}, err
 	}
-	if err := c.render(ctx, &p); err != nil {
+	if err := c.render(ctx, &p, c.store.ResolveTitles); err != nil {
 		return Publication{}, err
 	}
 	p.ETag = newETag()
@@ -315,16 +320,17 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	return p, nil
 }
 
-// render renders p's content into p's HTML, RenderVersion, RenderID and Links, with
-// its wikilinks resolved among its author's active publications, and turns the blocks
-// shown as plain text and the links that lead nowhere into warnings.
-func (c *Core) render(ctx context.Context, p *Publication) error {
+// render renders p's content into p's HTML, RenderVersion, RenderID, Links and
+// LinksExpireAt, with its wikilinks resolved among its author's active publications
+// through resolve, and turns the blocks shown as plain text and the links that lead
+// nowhere into warnings.
+func (c *Core) render(ctx context.Context, p *Publication, resolve ResolveTitles) error {
 	if c.renderer == nil {
 		return nil
 	}
 	var linksExpire *time.Time
 	r, err := c.renderer.Render(ctx, p.Content, func(ctx context.Context, titles []string) (urls map[string]string, err error) {
-		urls, linksExpire, err = c.resolve(ctx, p.AccountCUID, titles)
+		urls, linksExpire, err = c.resolve(ctx, resolve, p.AccountCUID, titles)
 		return urls, err
 	})
 	if err != nil {
@@ -348,14 +354,14 @@ func (c *Core) render(ctx context.Context, p *Publication) error {
 }
 
 // resolve maps the titles of wikilinks of the account's notes to the URLs of its active
-// publications of those titles, and returns the earliest expiry among them (nil when
-// none expires). Image names are references to images, not to notes.
-func (c *Core) resolve(ctx context.Context, accountCUID string, titles []string) (map[string]string, *time.Time, error) {
+// publications of those titles, found through resolve, and returns the earliest expiry
+// among them (nil when none expires). Image names are references to images, not to notes.
+func (c *Core) resolve(ctx context.Context, resolve ResolveTitles, accountCUID string, titles []string) (map[string]string, *time.Time, error) {
 	titles = slices.DeleteFunc(slices.Clone(titles), isImageName)
 	if len(titles) == 0 {
 		return nil, nil, nil
 	}
-	found, err := c.store.ResolveTitles(ctx, accountCUID, titles, c.Clock())
+	found, err := resolve(ctx, accountCUID, titles, c.Clock())
 	if err != nil {
 		return nil, nil, err
 	}
@@ -467,7 +473,7 @@ func (c *Core) rerenderOnce(ctx context.Context, p Publication) (Publication, er
 		ctx := context.WithoutCancel(ctx)
 		prev, next := p.RenderID, p
 		next.Warnings = nil
-		if err := c.render(ctx, &next); err != nil {
+		if err := c.render(ctx, &next, c.store.ResolveTitles); err != nil {
 			return nil, err
 		}
 		if err := c.store.SaveRender(ctx, next, prev); err != nil {
@@ -552,7 +558,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		added, reservation = patch.Upload.images, patch.Upload.id
 	}
 	var oldTitle *string
-	p, err := c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(p *Publication, images []string) error {
+	p, err := c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(p *Publication, images []string, resolve ResolveTitles) error {
 		if len(patch.IfMatch) > 0 && !slices.Contains(patch.IfMatch, "*") && !slices.Contains(patch.IfMatch, p.ETag) {
 			return ErrStale
 		}
@@ -588,7 +594,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 			return err
 		}
 		if patch.Content != nil || p.RenderVersion == 0 {
-			return c.render(ctx, p)
+			return c.render(ctx, p, resolve)
 		}
 		return nil
 	})

@@ -321,12 +321,17 @@ func saveLinks(tx *gorm.DB, p note.Publication, replace bool) error {
 
 // ResolveTitles implements note.Storer.
 func (s *Store) ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
+	return resolveTitles(s.db.WithContext(ctx), accountCUID, titles, now)
+}
+
+// resolveTitles is ResolveTitles on tx (the store's handle, or a transaction's).
+func resolveTitles(tx *gorm.DB, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
 	var rows []struct {
 		CUID      string `gorm:"column:cuid"`
 		Title     string
 		ExpiresAt *time.Time
 	}
-	err := s.db.WithContext(ctx).Model(&publicationRow{}).Select("cuid, title, expires_at").
+	err := tx.Model(&publicationRow{}).Select("cuid, title, expires_at").
 		Where("account_cuid = ? AND NOT unpublished AND title IN ?", accountCUID, titles).
 		Order("updated_at DESC, cuid DESC").Scan(&rows).Error
 	if err != nil {
@@ -357,7 +362,7 @@ func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
 
 // Update implements note.Storer.
 func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
-	apply func(*note.Publication, []string) error) (note.Publication, error) {
+	apply func(*note.Publication, []string, note.ResolveTitles) error) (note.Publication, error) {
 	var out note.Publication
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var row publicationRow
@@ -386,7 +391,10 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		if err != nil {
 			return err
 		}
-		if err := apply(&p, names); err != nil {
+		resolve := func(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
+			return resolveTitles(tx.WithContext(ctx), accountCUID, titles, now)
+		}
+		if err := apply(&p, names, resolve); err != nil {
 			return err
 		}
 		next, err := toRow(p)

@@ -1,6 +1,7 @@
 package sharenote_test
 
 import (
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,22 @@ func TestWikilinksFollowTheNotesTheyName(t *testing.T) {
 		}
 		s.Clock.Advance(30 * time.Second)
 		follows("expiry", unresolved)
+
+		// A PATCH warns as a publish does. Its render resolves the wikilinks within the
+		// update's transaction: on SQLite's one connection a query outside it waited for
+		// the render's deadline, and the note was shown whole as text.
+		var patched struct {
+			Warnings []struct{ Code, Ref, Message string }
+		}
+		s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + brief, Token: acc.Token,
+			JSON: map[string]any{"content": "[[Nowhere]] and $\\frac{$"}}).Expect(t, 200, "").Decode(t, &patched)
+		got := map[string]string{}
+		for _, w := range patched.Warnings {
+			got[w.Ref] = w.Code
+		}
+		if want := map[string]string{"Nowhere": "unknown_note_link", `$\frac{$`: "render_fallback"}; len(patched.Warnings) != 2 || !maps.Equal(got, want) {
+			t.Errorf("PATCH warnings %+v, want %v", patched.Warnings, want)
+		}
 
 		// The re-renders changed the page, never the linking publication's etag.
 		var listed struct{ Notes []struct{ CUID, ETag string } }
