@@ -202,13 +202,17 @@ $(KUBE)/kubelet:
 
 # $(call debian-unpack,PACKAGE,VERSION,FILES): the target's directory holds FILES (paths
 # in the package) of Debian's PACKAGE=VERSION, downloaded (after an apt-get update when
-# the lists do not know it yet) and unpacked, not installed.
+# the lists do not know it yet) and unpacked, not installed. A machine without apt-get
+# and dpkg gets one line instead, and the kubelet stage skips for want of the files.
 define debian-unpack
-	rm -rf $(@D).tmp && mkdir -p $(@D).tmp
-	cd $(@D).tmp && { apt-get download -q -o APT::Sandbox::User=root $(1)=$(2) || \
-		{ apt-get update -qq && apt-get download -q -o APT::Sandbox::User=root $(1)=$(2); }; }
-	cd $(@D).tmp && dpkg -x $(1)_*.deb root && mv $(addprefix root/,$(3)) . && rm -rf root *.deb
-	rm -rf $(@D) && mv $(@D).tmp $(@D)
+	@if ! command -v apt-get >/dev/null || ! command -v dpkg >/dev/null; then \
+		echo "k8s-e2e: no apt-get and dpkg to fetch Debian's $(1) $(2): the kubelet stage will skip"; \
+	else set -ex; rm -rf $(@D).tmp && mkdir -p $(@D).tmp && cd $(@D).tmp; \
+		apt-get download -q -o APT::Sandbox::User=root $(1)=$(2) || \
+			{ apt-get update -qq && apt-get download -q -o APT::Sandbox::User=root $(1)=$(2); }; \
+		dpkg -x $(1)_*.deb root && mv $(addprefix root/,$(3)) . && rm -rf root *.deb; \
+		rm -rf $(@D) && mv $(@D).tmp $(@D); \
+	fi
 endef
 
 $(CONTAINERD)/containerd:

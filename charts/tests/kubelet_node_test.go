@@ -61,7 +61,7 @@ func kubeletToolsFromEnv() (kubeletTools, string) {
 		{"SHARE_CONTAINERD_BIN", filepath.Join(k.containerd, "ctr")},
 		{"SHARE_RUNC_BIN", k.runc}, {"SHARE_KUBELET_IMAGE_TAR", k.imageTar}} {
 		if _, err := os.Stat(v.path); v.path == "" || err != nil {
-			return k, fmt.Sprintf("%s: %q is missing (run `make k8s-e2e KUBELET=1`, which builds and fetches it)", v.name, v.path)
+			return k, fmt.Sprintf("%s: %q is missing (`make k8s-e2e KUBELET=1` builds it, and fetches containerd and runc from Debian's archive with apt-get)", v.name, v.path)
 		}
 	}
 	if k.image == "" {
