@@ -107,7 +107,15 @@ func (tags) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Node {
 	}
 	name := line[1:n]
 	block.Advance(n)
-	return &tagNode{Name: name}
+	return withText(&tagNode{Name: name}, "#"+string(name))
+}
+
+// withText gives an inline node of ours the text it stands for as its child, so that
+// goldmark's plain-text renderings of its parent include it (an image's alt text); our
+// renderers skip the children.
+func withText(n ast.Node, text string) ast.Node {
+	n.AppendChild(n, ast.NewString([]byte(text)))
+	return n
 }
 
 func (tags) Extend(m goldmark.Markdown) {

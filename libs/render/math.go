@@ -86,7 +86,7 @@ func (mathInline) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Nod
 		}
 		n := &mathNode{TeX: string(line[2 : 2+end]), Display: true, Source: string(line[:end+4])}
 		block.Advance(end + 4)
-		return n
+		return withText(n, n.Source)
 	}
 	if len(line) < 3 || isSpace(line[1]) {
 		return nil
@@ -101,7 +101,7 @@ func (mathInline) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Nod
 			}
 			n := &mathNode{TeX: string(line[1:i]), Source: string(line[:i+1])}
 			block.Advance(i + 1)
-			return n
+			return withText(n, n.Source)
 		}
 	}
 	return nil

@@ -136,6 +136,9 @@ var policy = func() *bluemonday.Policy {
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^$`)).OnElements("input")
 	p.AllowAttrs("role").Matching(regexp.MustCompile(`^doc-[a-z]+$`)).OnElements("a", "div", "sup")
+	// Any alt text: UGCPolicy's pattern drops the whole alt of "Figure 1: results" or of
+	// one with a formula or a tag; the sanitizer escapes it, and it is never a URL.
+	p.AllowAttrs("alt").OnElements("img")
 	return p
 }()
 

@@ -71,7 +71,7 @@ func (wikilinks) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Node
 			n.Shown += " > " + heading
 		}
 	}
-	return n
+	return withText(n, n.Shown)
 }
 
 func (wikilinks) Extend(m goldmark.Markdown) {
