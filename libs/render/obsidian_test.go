@@ -2,7 +2,10 @@ package render_test
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -112,5 +115,45 @@ func TestMathHasATimeBudget(t *testing.T) {
 	}
 	if late == 0 || strings.Count(string(res.HTML), "<math") == 0 {
 		t.Errorf("%d formulas came too late, %d converted: want both", late, strings.Count(string(res.HTML), "<math"))
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/obsidian.html from the renderer's output")
+
+// TestVersionChangesWithTheOutput holds the fixture's HTML in testdata/obsidian.html,
+// headed by the Version that rendered it: HTML that changes under the same Version would
+// leave stored renders stale for good (they are re-rendered only when Version changes).
+// After a change to the output, bump Version and run `go test ./libs/render -update`.
+func TestVersionChangesWithTheOutput(t *testing.T) {
+	var res render.Result
+	var err error
+	// The first render of a process also compiles KaTeX and fills the pool of runtimes.
+	for range 2 {
+		if res, err = render.Markdown(context.Background(), obsidianFixture, render.Options{Resolve: resolveLinked}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(res.Fallbacks) > 0 {
+		t.Fatalf("the fixture rendered with fallbacks %+v (a machine too busy for the math budget?)", res.Fallbacks)
+	}
+	got := fmt.Sprintf("<!-- render.Version %d -->\n%s", render.Version, res.HTML)
+	path := filepath.Join("testdata", "obsidian.html")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVersion, _, _ := strings.Cut(string(want), "\n")
+	gotVersion, _, _ := strings.Cut(got, "\n")
+	switch {
+	case got == string(want):
+	case gotVersion == wantVersion:
+		t.Errorf("the fixture renders differently under the same %s: bump render.Version, then run with -update", gotVersion)
+	default:
+		t.Errorf("%s renders the fixture differently from %s: run with -update (and review the diff)", gotVersion, wantVersion)
 	}
 }
