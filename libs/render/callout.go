@@ -13,26 +13,39 @@ import (
 )
 
 // callouts is the goldmark extension for Obsidian callouts: a blockquote whose first line
-// is `[!kind] Optional title` becomes a titled box, its title led by the icon of its kind. With a fold marker it is foldable, a
-// <details> with its title as the <summary>: closed for `[!kind]-`, open for `[!kind]+`.
+// is `[!kind] Optional title` becomes a titled box, its title (inline Markdown, as in
+// Obsidian) led by the icon of its kind. With a fold marker it is foldable, a <details>
+// with its title as the <summary>: closed for `[!kind]-`, open for `[!kind]+`.
 type callouts struct{}
 
-// kindCallout is the AST node kind of a callout.
-var kindCallout = ast.NewNodeKind("Callout")
+// kindCallout is the AST node kind of a callout, kindCalloutTitle of its title.
+var (
+	kindCallout      = ast.NewNodeKind("Callout")
+	kindCalloutTitle = ast.NewNodeKind("CalloutTitle")
+)
 
-// calloutNode replaces the blockquote; its children are the blockquote's.
+// calloutNode replaces the blockquote: its first child is its title, the others are the
+// blockquote's.
 type calloutNode struct {
 	ast.BaseBlock
 	Variety string
-	Title   string
 	Fold    string // "", "-" (folded) or "+" (unfolded)
 }
 
 func (n *calloutNode) Kind() ast.NodeKind { return kindCallout }
 
 func (n *calloutNode) Dump(source []byte, level int) {
-	ast.DumpHelper(n, source, level, map[string]string{"Variety": n.Variety, "Title": n.Title, "Fold": n.Fold}, nil)
+	ast.DumpHelper(n, source, level, map[string]string{"Variety": n.Variety, "Fold": n.Fold}, nil)
 }
+
+// calloutTitleNode holds the inline nodes of a callout's title.
+type calloutTitleNode struct {
+	ast.BaseBlock
+}
+
+func (n *calloutTitleNode) Kind() ast.NodeKind { return kindCalloutTitle }
+
+func (n *calloutTitleNode) Dump(source []byte, level int) { ast.DumpHelper(n, source, level, nil, nil) }
 
 var calloutExpr = regexp.MustCompile(`^\[!([A-Za-z][A-Za-z0-9_-]{0,30})\]([+-]?)[ \t]*(.*)$`)
 
@@ -62,15 +75,17 @@ func (callouts) Transform(doc *ast.Document, reader text.Reader, _ parser.Contex
 			continue
 		}
 		kind := strings.ToLower(m[1])
-		title := strings.TrimSpace(m[3])
-		if title == "" {
-			title = strings.ToUpper(kind[:1]) + kind[1:]
+		// The title starts where the marker and the blanks after it end.
+		title := &calloutTitleNode{}
+		moveFirstLine(para, title, first.Start+len(m[0])-len(m[3]))
+		if title.ChildCount() == 0 {
+			title.AppendChild(title, ast.NewString([]byte(strings.ToUpper(kind[:1])+kind[1:])))
 		}
-		dropFirstLine(para)
 		if para.ChildCount() == 0 {
 			q.RemoveChild(q, para)
 		}
-		c := &calloutNode{Variety: kind, Title: title, Fold: m[2]}
+		c := &calloutNode{Variety: kind, Fold: m[2]}
+		c.AppendChild(c, title)
 		for child := q.FirstChild(); child != nil; {
 			next := child.NextSibling()
 			c.AppendChild(c, child)
@@ -80,13 +95,29 @@ func (callouts) Transform(doc *ast.Document, reader text.Reader, _ parser.Contex
 	}
 }
 
-// dropFirstLine removes the inline nodes of the paragraph's first line: up to and
-// including the first text node that ends with a line break.
-func dropFirstLine(para *ast.Paragraph) {
+// moveFirstLine moves the inline nodes of the paragraph's first line (up to and
+// including the first text node that ends with a line break) into title, leaving out
+// what lies before the source offset start: the callout's marker.
+func moveFirstLine(para *ast.Paragraph, title *calloutTitleNode, start int) {
 	for child := para.FirstChild(); child != nil; {
 		next := child.NextSibling()
 		para.RemoveChild(para, child)
-		if t, ok := child.(*ast.Text); ok && (t.SoftLineBreak() || t.HardLineBreak()) {
+		t, isText := child.(*ast.Text)
+		last := isText && (t.SoftLineBreak() || t.HardLineBreak())
+		switch {
+		case isText && t.Segment.Stop <= start:
+			// All marker.
+		case isText && t.Segment.Start < start:
+			t.Segment = t.Segment.WithStart(start)
+			fallthrough
+		default:
+			if isText {
+				t.SetSoftLineBreak(false)
+				t.SetHardLineBreak(false)
+			}
+			title.AppendChild(title, child)
+		}
+		if last {
 			return
 		}
 		child = next
@@ -96,9 +127,9 @@ func dropFirstLine(para *ast.Paragraph) {
 func (callouts) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindCallout, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		c := n.(*calloutNode)
-		box, title := "div", "p"
+		box := "div"
 		if c.Fold != "" {
-			box, title = "details", "summary"
+			box = "details"
 		}
 		if !entering {
 			_, _ = w.WriteString("</" + box + ">\n")
@@ -108,11 +139,22 @@ func (callouts) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 		if c.Fold == "+" {
 			_, _ = w.WriteString(" open")
 		}
-		_, _ = w.WriteString("><" + title + ` class="callout-title">`)
+		_, _ = w.WriteString(">")
+		return ast.WalkContinue, nil
+	})
+	reg.Register(kindCalloutTitle, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		c := n.Parent().(*calloutNode)
+		tag := "p"
+		if c.Fold != "" {
+			tag = "summary"
+		}
+		if !entering {
+			_, _ = w.WriteString("</" + tag + ">\n")
+			return ast.WalkContinue, nil
+		}
+		_, _ = w.WriteString("<" + tag + ` class="callout-title">`)
 		// The marker `[!kind]` asked for the icon.
 		w.(*sink).generate(item{markup: calloutIcon(c.Variety), source: len(c.Variety) + 3})
-		_, _ = w.Write(util.EscapeHTML([]byte(c.Title)))
-		_, _ = w.WriteString("</" + title + ">\n")
 		return ast.WalkContinue, nil
 	})
 }
