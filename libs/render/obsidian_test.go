@@ -123,7 +123,8 @@ var update = flag.Bool("update", false, "rewrite testdata/obsidian.html from the
 // TestVersionChangesWithTheOutput holds the fixture's HTML in testdata/obsidian.html,
 // headed by the Version that rendered it: HTML that changes under the same Version would
 // leave stored renders stale for good (they are re-rendered only when Version changes).
-// After a change to the output, bump Version and run `go test ./libs/render -update`.
+// After a change to the renderer's output, bump Version; after that or a change to the
+// fixture, run `go test ./libs/render -update`.
 func TestVersionChangesWithTheOutput(t *testing.T) {
 	var res render.Result
 	var err error
@@ -152,7 +153,7 @@ func TestVersionChangesWithTheOutput(t *testing.T) {
 	switch {
 	case got == string(want):
 	case gotVersion == wantVersion:
-		t.Errorf("the fixture renders differently under the same %s: bump render.Version, then run with -update", gotVersion)
+		t.Errorf("the fixture renders differently under the same %s: if the renderer changed, bump render.Version; then run with -update", gotVersion)
 	default:
 		t.Errorf("%s renders the fixture differently from %s: run with -update (and review the diff)", gotVersion, wantVersion)
 	}

@@ -192,6 +192,7 @@ func checkObsidianConstructs(t *testing.T, ctx context.Context, linkedURL string
     icons: [...main.querySelectorAll('.callout')].every(c => c.querySelector('.callout-title > svg.callout-icon')),
     folded: document.querySelector('details.callout-warning')?.open,
     unfolded: document.querySelector('details.callout-tip')?.open,
+    titleMarkdown: document.querySelector('details.callout-tip > summary.callout-title > strong')?.textContent,
     hiddenShown: document.querySelector('details.callout-warning p')?.checkVisibility(),
     links: [...main.querySelectorAll('a.wikilink')].map(a => a.href + ' ' + a.textContent),
     unresolved: [...main.querySelectorAll('.wikilink.unresolved')].map(e => e.textContent).join('|'),
@@ -208,8 +209,8 @@ func checkObsidianConstructs(t *testing.T, ctx context.Context, linkedURL string
 	}
 	wantLinks := []any{linkedURL + " Linked note", linkedURL + " the same note under another name", linkedURL + "#details Linked note > Details"}
 	if state["math"] != 4.0 || state["inlineMath"] != 2.0 || state["displayMath"] != 2.0 || state["mathShown"] != true || state["mathWide"] != true ||
-		state["mark"] != "Highlighted words|a highlight" || state["tags"] != "#tags #nested/tags" || state["icons"] != true ||
-		state["folded"] != false || state["unfolded"] != true || state["hiddenShown"] != false ||
+		state["mark"] != "Highlighted words|a highlight|open" || state["tags"] != "#tags #nested/tags" || state["icons"] != true ||
+		state["folded"] != false || state["unfolded"] != true || state["titleMarkdown"] != "foldable" || state["hiddenShown"] != false ||
 		fmt.Sprint(state["links"]) != fmt.Sprint(wantLinks) || state["unresolved"] != "A note that does not exist" ||
 		state["mermaid"] != true || state["tasks"] != 2.0 || state["footnote"] != true || state["table"] != 4.0 || state["anchors"] != true ||
 		state["delimiters"] != "" {
