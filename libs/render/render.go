@@ -51,7 +51,8 @@ import (
 // Version identifies the renderer's output. Bump it whenever the HTML for the same
 // Markdown changes; stored renders of an older version are re-rendered lazily.
 // 2: highlights, tags, foldable callouts.
-// 3: math as MathML, callout icons and Markdown titles, wikilinks, image alt text kept.
+// 3: math as MathML, callout icons and Markdown titles, wikilinks, image alt text kept,
+// %%comments%% left out.
 const Version = 3
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
@@ -120,6 +121,7 @@ var markdown = goldmark.New(
 		tags{},
 		wikilinks{},
 		maths{},
+		comments{},
 	),
 	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
 )

@@ -201,7 +201,8 @@ func checkObsidianConstructs(t *testing.T, ctx context.Context, linkedURL string
     footnote: !!main.querySelector('a.footnote-ref') && !!main.querySelector('.footnotes li'),
     table: main.querySelectorAll('table td').length,
     anchors: !!main.querySelector('h2#links-between-notes'),
-    delimiters: (text.textContent.match(/\$\$|==|\[\[|\$[a-z\\]/g) || []).join(' '),
+    delimiters: (text.textContent.match(/\$\$|==|\[\[|%%|\$[a-z\\]/g) || []).join(' '),
+    comments: main.textContent.includes('comment,') || main.textContent.includes('inline one'),
   };
 })()`))
 	if err != nil {
@@ -213,7 +214,7 @@ func checkObsidianConstructs(t *testing.T, ctx context.Context, linkedURL string
 		state["folded"] != false || state["unfolded"] != true || state["titleMarkdown"] != "foldable" || state["hiddenShown"] != false ||
 		fmt.Sprint(state["links"]) != fmt.Sprint(wantLinks) || state["unresolved"] != "A note that does not exist" ||
 		state["mermaid"] != true || state["tasks"] != 2.0 || state["footnote"] != true || state["table"] != 4.0 || state["anchors"] != true ||
-		state["delimiters"] != "" {
+		state["delimiters"] != "" || state["comments"] != false {
 		t.Errorf("Obsidian constructs at %d px: %v", width, state)
 	}
 }
