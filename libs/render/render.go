@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -231,21 +230,17 @@ func render(ctx context.Context, src string, opts Options) (Result, error) {
 	}
 	switch {
 	case err == nil && len(p.HTML) <= r.max:
-		failed := r.convertMath(&r.gen)
+		last := r.last
+		failed := r.convertMath(&last.gen)
 		if err := ctx.Err(); err != nil {
 			return Result{}, err
 		}
 		var left []Fallback
-		p.HTML, left = insert(p.HTML, len(source), r.gen)
+		p.HTML, left = insert(p.HTML, len(source), last.gen)
 		for _, f := range append(failed, left...) {
-			if len(p.Fallbacks) == maxFallbacks {
-				break
-			}
-			if !slices.Contains(p.Fallbacks, f) {
-				p.Fallbacks = append(p.Fallbacks, f)
-			}
+			last.fallback(f.Ref, f.Reason)
 		}
-		p.Links, p.Resolved = links, r.notes
+		p.Fallbacks, p.Links, p.Resolved = last.fallbacks, links, r.notes
 		return p, nil
 	case err != nil && !errors.Is(err, errTooLarge):
 		return Result{}, err
@@ -269,8 +264,8 @@ type run struct {
 	lexers map[string]chroma.Lexer
 	// notes are the URLs of the notes the wikilinks link to, by title.
 	notes map[string]string
-	nonce string       // of the placeholders of generated markup
-	gen   placeholders // the generated markup of the last pass
+	nonce string // of the placeholders of generated markup
+	last  *sink  // the last pass: its generated markup and fallbacks
 }
 
 // pass renders doc once, showing as plain text the code blocks in plain, or all of them
@@ -287,7 +282,7 @@ func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]b
 	if err := r.ctx.Err(); err != nil {
 		return Result{}, err
 	}
-	r.gen = s.gen
+	r.last = s
 	return Result{HTML: html, Fallbacks: s.fallbacks}, nil
 }
 

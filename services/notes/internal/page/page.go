@@ -282,18 +282,15 @@ code{font-family:ui-monospace,"Cascadia Code",Menlo,Consolas,monospace;font-size
 blockquote{margin:1rem 0;padding:0 1rem;border-left:4px solid var(--line);color:var(--muted)}
 hr{border:0;border-top:1px solid var(--line)}
 li:has(>input[type=checkbox]){list-style:none;margin-left:-1.2rem}
-.callout{border-left:4px solid var(--accent);background:var(--soft);border-radius:6px;padding:.2rem 1rem;margin:1rem 0}
+.callout{--kind:var(--accent);border-left:4px solid var(--kind);background:var(--soft);border-radius:6px;padding:.2rem 1rem;margin:1rem 0}
 .callout-title{font-weight:700;margin:.5rem 0}
 summary.callout-title{cursor:pointer}
 mark{background:color-mix(in srgb,var(--accent) 30%,transparent);color:inherit;border-radius:3px;padding:0 .15em}
 .tag{display:inline-block;background:var(--soft);border:1px solid var(--line);border-radius:999px;padding:0 .5em;font-size:.88em;color:var(--accent)}
-.callout-warning,.callout-caution,.callout-attention{border-left-color:#d29922}
-.callout-danger,.callout-error,.callout-bug,.callout-failure{border-left-color:#e5534b}
-.callout-tip,.callout-success,.callout-check,.callout-done{border-left-color:#3fb950}
-.callout-icon{vertical-align:-.2em;margin-right:.4rem;color:var(--accent)}
-.callout-warning .callout-icon,.callout-caution .callout-icon,.callout-attention .callout-icon{color:#d29922}
-.callout-danger .callout-icon,.callout-error .callout-icon,.callout-bug .callout-icon,.callout-failure .callout-icon{color:#e5534b}
-.callout-tip .callout-icon,.callout-success .callout-icon,.callout-check .callout-icon,.callout-done .callout-icon{color:#3fb950}
+.callout-warning,.callout-caution,.callout-attention{--kind:#d29922}
+.callout-danger,.callout-error,.callout-bug,.callout-failure{--kind:#e5534b}
+.callout-tip,.callout-success,.callout-check,.callout-done{--kind:#3fb950}
+.callout-icon{vertical-align:-.2em;margin-right:.4rem;color:var(--kind)}
 math{font-size:1.1em}.math-block{overflow-x:auto;margin:1rem 0}
 .wikilink.unresolved{color:var(--muted);border-bottom:1px dashed var(--line)}
 .footnotes{font-size:.9rem;color:var(--muted)}
