@@ -171,11 +171,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		Accounts: account.NewCore(accounts, now, a.feed),
 		Settings: account.NewSettingsCore(accounts, cfg.ImageQuotaBytes, a.feed),
 		Notes: note.NewCore(notes, note.Config{Now: now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes,
-			Renderer: Renderer{}, Blobs: a.blobs, Notifier: a.feed, Log: log}),
+			Renderer: Renderer{}, Blobs: a.blobs, Notifier: a.feed, Log: log, Registerer: reg}),
 		Reads:    reads,
 		Registry: reg, Tracer: tp, Now: now}
-	// Background renders of linking notes end before the stores close.
-	a.closers = append(a.closers, func(context.Context) error { a.deps.Notes.Wait(); return nil })
 	sessions := authn.NewCache(a.deps.Accounts, a.feed.Fresh, now)
 	a.feed.OnChange(sessions.Drop)
 	if cfg.ReapInterval > 0 {

@@ -13,16 +13,34 @@ type Renderer struct{}
 var _ note.Renderer = Renderer{}
 
 // Render implements note.Renderer.
-func (Renderer) Render(ctx context.Context, markdown string, resolve note.Resolver) (note.Rendered, error) {
-	r, err := render.Markdown(ctx, markdown, render.Options{Resolve: resolve})
+func (Renderer) Render(ctx context.Context, tenant, markdown string) (note.Rendered, error) {
+	r, err := render.Markdown(ctx, markdown, render.Options{Tenant: tenant})
 	if err != nil {
 		return note.Rendered{}, err
 	}
-	fallbacks := make([]note.Fallback, len(r.Fallbacks))
+	out := note.Rendered{HTML: string(r.HTML), Fallbacks: make([]note.Fallback, len(r.Fallbacks)), Miss: misses[r.Miss]}
 	for i, f := range r.Fallbacks {
-		fallbacks[i] = note.Fallback{Ref: f.Ref, Reason: f.Reason}
+		out.Fallbacks[i] = note.Fallback{Ref: f.Ref, Reason: f.Reason}
 	}
-	return note.Rendered{HTML: string(r.HTML), Fallbacks: fallbacks, Links: r.Links, Resolved: r.Resolved}, nil
+	if len(r.Links) > 0 {
+		out.Links = note.Links{Nonce: r.Nonce, List: make([]note.Link, len(r.Links))}
+		for i, l := range r.Links {
+			out.Links.List[i] = note.Link(l)
+		}
+	}
+	return out, nil
+}
+
+// misses translates the renderer's misses into the domain's.
+var misses = map[render.Miss]note.Miss{render.MissNone: note.MissNone, render.MissBusy: note.MissBusy, render.MissDeadline: note.MissDeadline}
+
+// ResolveLinks implements note.Renderer.
+func (Renderer) ResolveLinks(html string, links note.Links, urls []string) string {
+	list := make([]render.Link, len(links.List))
+	for i, l := range links.List {
+		list[i] = render.Link(l)
+	}
+	return render.ResolveLinks(html, links.Nonce, list, urls)
 }
 
 // Version implements note.Renderer.

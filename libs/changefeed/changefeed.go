@@ -153,6 +153,12 @@ func (f *Feed) SettingsChanged(_ context.Context, accountCUID string) {
 	f.Publish(Event{Account, accountCUID})
 }
 
+// LinksChanged publishes an Account event (note.Notifier): what an account's note links
+// lead to may have changed, so every cached read of its notes is dropped.
+func (f *Feed) LinksChanged(_ context.Context, accountCUID string) {
+	f.Publish(Event{Account, accountCUID})
+}
+
 // SessionsRevoked publishes a Sessions event (account.Notifier).
 func (f *Feed) SessionsRevoked(_ context.Context, accountCUID string) {
 	f.Publish(Event{Sessions, accountCUID})

@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/sync/singleflight"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/cuid"
@@ -127,7 +127,8 @@ type Version struct {
 }
 
 // ResolveTitles is Storer.ResolveTitles, or the same read within Storer.Update's
-// transaction: a render there must not wait for another connection (SQLite has one).
+// transaction: the update's warnings must not wait for another connection (SQLite has
+// one).
 type ResolveTitles func(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]LinkTarget, error)
 
 // Storer is what the use cases need from storage; notedb implements it.
@@ -167,18 +168,19 @@ type Storer interface {
 	// FindView returns the publication in any state with its owner's settings, in one
 	// query; ErrNotFound when there is none.
 	FindView(ctx context.Context, cuid string) (View, error)
-	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links and
-	// LinksExpireAt), unless the publication changed since (its etag is no longer
-	// p.ETag), its render is no longer the one named prev (another was stored, or it was
-	// marked stale since), or a newer renderer stored its own.
+	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links, RenderTries,
+	// RenderMisses and RenderRetry), unless the publication changed since (its etag is
+	// no longer p.ETag), its render is no longer the one named prev (another was
+	// stored), or a newer renderer stored its own.
 	SaveRender(ctx context.Context, p Publication, prev string) error
+	// ClaimRenders takes up to limit of the publications (not unpublished) whose render
+	// is older than version (0: missing or temporary) and whose RenderRetry is not after
+	// now, moves their RenderRetry to until, so that no other process takes them before
+	// then, and returns their cuids.
+	ClaimRenders(ctx context.Context, version int, now, until time.Time, limit int) ([]string, error)
 	// ResolveTitles maps those of titles that are the title of one of the account's
 	// active publications at now to it: the most recently updated one.
 	ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]LinkTarget, error)
-	// MarkLinkers marks stale (render version 0, a new render id) the renders of the
-	// account's published publications whose links name one of titles, and returns
-	// their cuids.
-	MarkLinkers(ctx context.Context, accountCUID string, titles []string) ([]string, error)
 	// FindImageView returns an image (not its bytes), its publication's state and the
 	// owner's settings, in one query; ErrNotFound when there is no such image.
 	FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error)
@@ -192,26 +194,40 @@ type Storer interface {
 // Renderer turns a note's Markdown into sanitized HTML within bounds; libs/render
 // implements it.
 type Renderer interface {
-	// Render renders markdown, whose wikilinks resolve maps from titles to note URLs.
-	Render(ctx context.Context, markdown string, resolve Resolver) (Rendered, error)
-	// Version identifies the renderer's output; stored renders of another version are
-	// rendered again when first read.
+	// Render renders markdown for tenant (an account; renders wait for a slot in a queue
+	// that is fair between tenants). Its note links are left as placeholders.
+	Render(ctx context.Context, tenant, markdown string) (Rendered, error)
+	// ResolveLinks returns html, a render with links, with link i leading to urls[i], or
+	// shown as text where urls[i] is "".
+	ResolveLinks(html string, links Links, urls []string) string
+	// Version identifies the renderer's output; stored renders of an older version are
+	// rendered again in the background.
 	Version() int
 }
-
-// Resolver maps the titles of a note's wikilinks to the URLs of the notes they name; a
-// title it leaves out names none.
-type Resolver func(ctx context.Context, titles []string) (map[string]string, error)
 
 // Rendered is a note's render.
 type Rendered struct {
 	HTML string
 	// Fallbacks are the blocks the renderer had to show as plain text.
 	Fallbacks []Fallback
-	// Links are the titles of the note's wikilinks, and Resolved those resolved.
-	Links    []string
-	Resolved map[string]string
+	// Links are the note links whose placeholders HTML holds.
+	Links Links
+	// Miss is why the note was shown whole as plain text, when the reason may pass.
+	Miss Miss
 }
+
+// Miss says why a render showed a note whole as plain text for now.
+type Miss int
+
+// The misses.
+const (
+	// MissNone: the render is what the note makes.
+	MissNone Miss = iota
+	// MissBusy: the renderer was busy with other work.
+	MissBusy
+	// MissDeadline: the note missed its own time bound while it had a render slot.
+	MissDeadline
+)
 
 // Fallback is a block the renderer showed as plain text because it missed a bound.
 type Fallback struct {
@@ -223,6 +239,10 @@ type Fallback struct {
 // of it are dropped everywhere.
 type Notifier interface {
 	NoteChanged(ctx context.Context, cuid string)
+	// LinksChanged says that what the account's note links lead to may have changed (a
+	// note of it was published, retitled, unpublished, or its expiry changed): cached
+	// pages of all its notes are dropped, in one message however many link there.
+	LinksChanged(ctx context.Context, accountCUID string)
 }
 
 // Config is what a Core is built from.
@@ -240,6 +260,8 @@ type Config struct {
 	Notifier Notifier
 	// Log records what background work could not do; nil is slog.Default().
 	Log *slog.Logger
+	// Registerer takes the core's metrics; nil registers none.
+	Registerer prometheus.Registerer
 }
 
 // Core implements the publication use cases.
@@ -252,11 +274,7 @@ type Core struct {
 	blobs     blob.Store
 	notifier  Notifier
 	log       *slog.Logger
-	rerender  singleflight.Group
-	// relinks counts the running relinks, and relinkSlots holds one slot per relink
-	// rendering.
-	relinks     sync.WaitGroup
-	relinkSlots chan struct{}
+	renders   *prometheus.CounterVec
 
 	keyMu     sync.Mutex
 	cursorKey []byte
@@ -268,8 +286,14 @@ func NewCore(store Storer, cfg Config) *Core {
 	if log == nil {
 		log = slog.Default()
 	}
+	renders := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sharenote_note_renders_total",
+		Help: "Renders of notes' Markdown, by cause (publish, update, background) and outcome (final, temporary)."},
+		[]string{"cause", "outcome"})
+	if cfg.Registerer != nil {
+		cfg.Registerer.MustRegister(renders)
+	}
 	return &Core{store: store, now: cfg.Now, publicURL: cfg.PublicURL, quota: cfg.Quota, renderer: cfg.Renderer, blobs: cfg.Blobs,
-		notifier: cfg.Notifier, log: log, relinkSlots: make(chan struct{}, 2)}
+		notifier: cfg.Notifier, log: log, renders: renders}
 }
 
 // Now returns the core's clock reading, truncated to the milliseconds timestamps carry.
@@ -304,7 +328,7 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	if err := checkSize(&p); err != nil {
 		return Publication{}, err
 	}
-	if err := c.render(ctx, &p, c.store.ResolveTitles); err != nil {
+	if err := c.render(ctx, &p, c.store.ResolveTitles, causePublish); err != nil {
 		return Publication{}, err
 	}
 	p.ETag = newETag()
@@ -316,64 +340,10 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	}
 	// A process may have cached that this cuid does not exist.
 	c.notify(ctx, p.CUID)
-	c.relink(ctx, accountCUID, p.Title)
+	if p.Title != nil {
+		c.notifyLinks(ctx, accountCUID)
+	}
 	return p, nil
-}
-
-// render renders p's content into p's HTML, RenderVersion, RenderID, Links and
-// LinksExpireAt, with its wikilinks resolved among its author's active publications
-// through resolve, and turns the blocks shown as plain text and the links that lead
-// nowhere into warnings.
-func (c *Core) render(ctx context.Context, p *Publication, resolve ResolveTitles) error {
-	if c.renderer == nil {
-		return nil
-	}
-	var linksExpire *time.Time
-	r, err := c.renderer.Render(ctx, p.Content, func(ctx context.Context, titles []string) (urls map[string]string, err error) {
-		urls, linksExpire, err = c.resolve(ctx, resolve, p.AccountCUID, titles)
-		return urls, err
-	})
-	if err != nil {
-		return fmt.Errorf("render: %w", err)
-	}
-	p.HTML, p.RenderVersion, p.RenderID, p.Links, p.LinksExpireAt = r.HTML, c.renderer.Version(), newETag(), r.Links, linksExpire
-	for _, f := range r.Fallbacks {
-		p.Warnings = append(p.Warnings, Warning{Code: WarnRenderFallback, Ref: f.Ref,
-			Message: "A block is shown as plain text: " + f.Reason + "."})
-	}
-	unknown := 0
-	for _, title := range r.Links {
-		if _, ok := r.Resolved[title]; ok || isImageName(title) || unknown == maxReferenceWarnings {
-			continue
-		}
-		unknown++
-		p.Warnings = append(p.Warnings, Warning{Code: WarnUnknownNoteLink, Ref: title,
-			Message: "None of your active notes is titled " + title + "; the link shows as plain text until one is."})
-	}
-	return nil
-}
-
-// resolve maps the titles of wikilinks of the account's notes to the URLs of its active
-// publications of those titles, found through resolve, and returns the earliest expiry
-// among them (nil when none expires). Image names are references to images, not to notes.
-func (c *Core) resolve(ctx context.Context, resolve ResolveTitles, accountCUID string, titles []string) (map[string]string, *time.Time, error) {
-	titles = slices.DeleteFunc(slices.Clone(titles), isImageName)
-	if len(titles) == 0 {
-		return nil, nil, nil
-	}
-	found, err := resolve(ctx, accountCUID, titles, c.Clock())
-	if err != nil {
-		return nil, nil, err
-	}
-	urls := make(map[string]string, len(found))
-	var earliest *time.Time
-	for title, target := range found {
-		urls[title] = routes.NotePage.URL(c.publicURL, target.CUID)
-		if e := target.ExpiresAt; e != nil && (earliest == nil || e.Before(*earliest)) {
-			earliest = e
-		}
-	}
-	return urls, earliest, nil
 }
 
 // newETag makes a publication etag: random, so that no two states share one.
@@ -382,6 +352,12 @@ func newETag() string { return cuid.New() }
 func (c *Core) notify(ctx context.Context, cuid string) {
 	if c.notifier != nil {
 		c.notifier.NoteChanged(ctx, cuid)
+	}
+}
+
+func (c *Core) notifyLinks(ctx context.Context, accountCUID string) {
+	if c.notifier != nil {
+		c.notifier.LinksChanged(ctx, accountCUID)
 	}
 }
 
@@ -440,110 +416,6 @@ func checkSize(p *Publication) error {
 	return nil
 }
 
-// ReadView returns an active publication with its owner's settings, for the public:
-// ErrNotFound unless it is active. A publication rendered by another version of the
-// renderer, or linking to a note that has expired since, is rendered again, once however
-// many readers ask at the same time, and stored.
-func (c *Core) ReadView(ctx context.Context, cuid string) (View, error) {
-	v, err := c.store.FindView(ctx, cuid)
-	if err != nil {
-		return View{}, err
-	}
-	now := c.now()
-	if v.Status(now) != Active {
-		return View{}, ErrNotFound
-	}
-	linksExpired := v.LinksExpireAt != nil && !now.Before(*v.LinksExpireAt)
-	if c.renderer == nil || v.RenderVersion == c.renderer.Version() && !linksExpired {
-		return v, nil
-	}
-	p, err := c.rerenderOnce(ctx, v.Publication)
-	if err != nil {
-		return View{}, err
-	}
-	v.Publication = p
-	return v, nil
-}
-
-// rerenderOnce renders p again and stores the render, once however many callers ask for
-// the same render of it at the same time.
-func (c *Core) rerenderOnce(ctx context.Context, p Publication) (Publication, error) {
-	out, err, _ := c.rerender.Do(p.CUID+"\x00"+p.ETag+"\x00"+p.RenderID, func() (any, error) {
-		// Detached from the caller: other callers wait for this render.
-		ctx := context.WithoutCancel(ctx)
-		prev, next := p.RenderID, p
-		next.Warnings = nil
-		if err := c.render(ctx, &next, c.store.ResolveTitles); err != nil {
-			return nil, err
-		}
-		if err := c.store.SaveRender(ctx, next, prev); err != nil {
-			return nil, fmt.Errorf("save render: %w", err)
-		}
-		return next, nil
-	})
-	if err != nil {
-		return Publication{}, err
-	}
-	return out.(Publication), nil
-}
-
-// maxRelinks bounds the notes one relink renders again at once; the others are
-// rendered when they are next read.
-const maxRelinks = 100
-
-// relinkTimeout bounds a relink.
-const relinkTimeout = time.Minute
-
-// relink renders again, after the account's publications titled one of titles were
-// published, retitled or unshared, the account's notes whose wikilinks name one of the
-// titles. In the background: it marks their renders stale, so that the next read of each
-// renders it again (ReadView) should anything below not happen; tells every process;
-// and renders up to maxRelinks of them, at most two relinks at a time per process.
-func (c *Core) relink(ctx context.Context, accountCUID string, titles ...*string) {
-	var names []string
-	for _, t := range titles {
-		if t != nil && *t != "" && !slices.Contains(names, *t) {
-			names = append(names, *t)
-		}
-	}
-	if len(names) == 0 || c.renderer == nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), relinkTimeout)
-	c.relinks.Add(1)
-	go func() {
-		defer c.relinks.Done()
-		defer cancel()
-		c.relinkSlots <- struct{}{}
-		defer func() { <-c.relinkSlots }()
-		cuids, err := c.store.MarkLinkers(ctx, accountCUID, names)
-		if err != nil {
-			c.log.ErrorContext(ctx, "relink: mark the notes that link to changed titles", "err", err)
-			return
-		}
-		for _, id := range cuids {
-			c.notify(ctx, id)
-		}
-		for _, id := range cuids[:min(len(cuids), maxRelinks)] {
-			v, err := c.store.FindView(ctx, id)
-			if errors.Is(err, ErrNotFound) || err == nil && v.RenderVersion != 0 {
-				continue // unshared, or rendered by a reader already
-			}
-			if err == nil {
-				_, err = c.rerenderOnce(ctx, v.Publication)
-			}
-			if err != nil {
-				c.log.ErrorContext(ctx, "relink: render a note again", "cuid", id, "err", err)
-				return
-			}
-			c.notify(ctx, id)
-		}
-	}()
-}
-
-// Wait waits for the core's background work (relinks) to end.
-func (c *Core) Wait() { c.relinks.Wait() }
-
 // Update applies a patch to the owner's publication after snapshotting it. New content
 // is parsed as at publish; setting a future expiry or clearing it makes an expired
 // publication active again.
@@ -581,6 +453,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 			if err := c.setContent(p, *patch.Content, props, patch.Title.Set, images); err != nil {
 				return err
 			}
+			p.RenderTries, p.RenderMisses = 0, 0
 		}
 		if patch.ShowProperties != nil {
 			p.ShowProperties = *patch.ShowProperties
@@ -593,8 +466,8 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		if err := checkSize(p); err != nil {
 			return err
 		}
-		if patch.Content != nil || p.RenderVersion == 0 {
-			return c.render(ctx, p, resolve)
+		if patch.Content != nil {
+			return c.render(ctx, p, resolve, causeUpdate)
 		}
 		return nil
 	})
@@ -607,8 +480,8 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 	c.notify(ctx, cuid)
 	// A new title, or an expiry that may make the note active or not, changes what links
 	// to either title lead to.
-	if patch.Title.Set && !equalTitles(oldTitle, p.Title) || patch.ExpiresAt.Set {
-		c.relink(ctx, accountCUID, oldTitle, p.Title)
+	if patch.Title.Set && !equalTitles(oldTitle, p.Title) || patch.ExpiresAt.Set && (oldTitle != nil || p.Title != nil) {
+		c.notifyLinks(ctx, accountCUID)
 	}
 	return p, nil
 }
@@ -638,7 +511,9 @@ func (c *Core) Unpublish(ctx context.Context, accountCUID, cuid string) error {
 		return err
 	}
 	c.notify(ctx, cuid)
-	c.relink(ctx, accountCUID, v.Title)
+	if v.Title != nil {
+		c.notifyLinks(ctx, accountCUID)
+	}
 	return nil
 }
 

@@ -67,18 +67,22 @@ type Publication struct {
 	Unpublished bool
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
-	// HTML is Content rendered and sanitized by version RenderVersion of the renderer; a
-	// RenderVersion of 0 means not rendered yet.
+	// HTML is Content rendered and sanitized by version RenderVersion of the renderer, with
+	// its note links as placeholders (Links); a RenderVersion of 0 means not rendered yet,
+	// or rendered for now only (see RenderTries).
 	HTML          string
 	RenderVersion int
-	// RenderID names the render in HTML: a new value with every render stored, also when
-	// only the notes it links to changed.
+	// RenderID names the render in HTML: a new value with every render stored.
 	RenderID string
-	// Links are the titles of the notes HTML's wikilinks name, resolved or not.
-	Links []string
-	// LinksExpireAt is the earliest expiry of the notes HTML links to, nil when none
-	// expires: from then on HTML leads to a note that is gone, and is rendered again.
-	LinksExpireAt *time.Time
+	// Links are the note links of HTML, resolved when a page is built (Core.ReadPage).
+	Links Links
+	// RenderTries counts the temporary renders of the content (plain text because the
+	// renderer was busy or the note missed its time bound), and RenderMisses those that
+	// missed the note's own bound; RenderRetry is when the background renderer may take
+	// the publication again (zero: it need not).
+	RenderTries  int
+	RenderMisses int
+	RenderRetry  time.Time
 	// ETag is the publication's validator for If-Match: a new value with every change its
 	// owner makes, and only then (not with settings changes or re-renders).
 	ETag string
@@ -91,6 +95,25 @@ type Publication struct {
 type View struct {
 	Publication
 	Owner account.Settings
+	// LinksTag names what the note links of HTML resolved to, and LinksExpireAt is the
+	// earliest expiry among the notes they lead to (nil when none expires): from then on
+	// the page leads to a note that is gone. Both are set by Core.ReadPage only.
+	LinksTag      string
+	LinksExpireAt *time.Time
+}
+
+// Links are the note links of a stored render: the nonce of their placeholders in its
+// HTML and, by index, what each names.
+type Links struct {
+	Nonce string `json:"nonce"`
+	List  []Link `json:"links"`
+}
+
+// Link is a note link: the title of the note it names and the id of a heading in that
+// note ("" for none).
+type Link struct {
+	Title    string `json:"title"`
+	Fragment string `json:"fragment,omitempty"`
 }
 
 // ImageView is a public image with the publication it belongs to. Of the publication it

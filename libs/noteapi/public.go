@@ -314,15 +314,16 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// LoadView returns the Read.Load of a publication's read: it loads the view of cuid (one
-// query), answers a negative entry when the publication is not active, reuses the stale
-// entry's bytes when tag gives its validator (nothing the bytes show has changed), and
-// otherwise builds the entry with that validator.
-func LoadView(notes *note.Core, cuid string, tag func(note.View) string,
+// LoadView returns the Read.Load of a publication's read: it loads the view of cuid
+// through read (note.Core's ReadView, or ReadPage for a read that shows its links),
+// answers a negative entry when the publication is not active, reuses the stale entry's
+// bytes when tag gives its validator (nothing the bytes show has changed), and otherwise
+// builds the entry with that validator.
+func LoadView(read func(ctx context.Context, cuid string) (note.View, error), cuid string, tag func(note.View) string,
 	build func(ctx context.Context, v note.View, etag string) (*readcache.Entry, error),
 ) func(context.Context, *readcache.Entry) (*readcache.Entry, error) {
 	return func(ctx context.Context, stale *readcache.Entry) (*readcache.Entry, error) {
-		v, err := notes.ReadView(ctx, cuid)
+		v, err := read(ctx, cuid)
 		if errors.Is(err, note.ErrNotFound) {
 			return Missing(cuid), nil
 		}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/blob"
-	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/note"
 )
@@ -55,9 +54,12 @@ type publicationRow struct {
 	UpdatedAt     time.Time `gorm:"autoUpdateTime:false"`
 	HTML          string    `gorm:"column:html"`
 	RenderVersion int
-	RenderID      string     `gorm:"column:render_id"`
-	LinksExpireAt *time.Time `gorm:"column:links_expire_at"`
-	ETag          string     `gorm:"column:etag"`
+	RenderID      string `gorm:"column:render_id"`
+	RenderLinks   string `gorm:"column:render_links"`
+	RenderTries   int
+	RenderMisses  int
+	RenderRetryMS int64  `gorm:"column:render_retry_ms"`
+	ETag          string `gorm:"column:etag"`
 }
 
 func (publicationRow) TableName() string { return "publications" }
@@ -112,24 +114,16 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 		return err
 	}
 	row.NextVersion = 1
-	if len(images) == 0 && len(p.Links) == 0 {
+	if len(images) == 0 {
 		// One statement is atomic by itself: no transaction, two round trips fewer.
 		return db.Classify(s.db.WithContext(ctx).Create(&row).Error)
 	}
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if len(images) > 0 {
-			if err := settle(tx, reservation); err != nil {
-				return err
-			}
+		if err := settle(tx, reservation); err != nil {
+			return err
 		}
 		if err := tx.Create(&row).Error; err != nil {
 			return err
-		}
-		if err := saveLinks(tx, p, false); err != nil {
-			return err
-		}
-		if len(images) == 0 {
-			return nil
 		}
 		return insertImages(tx, images)
 	}))
@@ -281,42 +275,27 @@ func (s *Store) FindView(ctx context.Context, cuid string) (note.View, error) {
 
 // SaveRender implements note.Storer.
 func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string) error {
-	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := tx.Model(&publicationRow{}).
-			Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
-			Updates(map[string]any{"html": p.HTML, "render_version": p.RenderVersion, "render_id": p.RenderID, "links_expire_at": p.LinksExpireAt})
-		if res.Error != nil || res.RowsAffected == 0 {
-			return res.Error
-		}
-		return saveLinks(tx, p, true)
-	}))
+	row, err := toRow(p)
+	if err != nil {
+		return err
+	}
+	err = s.db.WithContext(ctx).Model(&publicationRow{}).
+		Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
+		Updates(map[string]any{"html": row.HTML, "render_version": row.RenderVersion, "render_id": row.RenderID, "render_links": row.RenderLinks,
+			"render_tries": row.RenderTries, "render_misses": row.RenderMisses, "render_retry_ms": row.RenderRetryMS}).Error
+	return db.Classify(err)
 }
 
-// linkRow is a title that a published note's wikilinks name.
-type linkRow struct {
-	NoteCUID    string `gorm:"column:note_cuid;primaryKey"`
-	AccountCUID string `gorm:"column:account_cuid"`
-	Title       string `gorm:"primaryKey"`
-}
-
-func (linkRow) TableName() string { return "note_links" }
-
-// saveLinks stores p.Links as the titles p links to, in place of those it had when
-// replace is set.
-func saveLinks(tx *gorm.DB, p note.Publication, replace bool) error {
-	if replace {
-		if err := tx.Where("note_cuid = ?", p.CUID).Delete(&linkRow{}).Error; err != nil {
-			return err
-		}
-	}
-	if len(p.Links) == 0 {
-		return nil
-	}
-	rows := make([]linkRow, len(p.Links))
-	for i, title := range p.Links {
-		rows[i] = linkRow{NoteCUID: p.CUID, AccountCUID: p.AccountCUID, Title: title}
-	}
-	return tx.Create(&rows).Error
+// ClaimRenders implements note.Storer. One statement claims: on Postgres, a second
+// process's UPDATE of a row claimed meanwhile waits for the first and re-checks the
+// retry time on the row it then sees, so it skips the row; SQLite has one writer.
+func (s *Store) ClaimRenders(ctx context.Context, version int, now, until time.Time, limit int) ([]string, error) {
+	var cuids []string
+	err := s.db.WithContext(ctx).Raw("UPDATE publications SET render_retry_ms = ? "+
+		"WHERE render_version < ? AND render_retry_ms <= ? AND NOT unpublished AND cuid IN "+
+		"(SELECT cuid FROM publications WHERE render_version < ? AND render_retry_ms <= ? AND NOT unpublished LIMIT ?) RETURNING cuid",
+		until.UnixMilli(), version, now.UnixMilli(), version, now.UnixMilli(), limit).Scan(&cuids).Error
+	return cuids, db.Classify(err)
 }
 
 // ResolveTitles implements note.Storer.
@@ -344,15 +323,6 @@ func resolveTitles(tx *gorm.DB, accountCUID string, titles []string, now time.Ti
 		}
 	}
 	return found, nil
-}
-
-// MarkLinkers implements note.Storer.
-func (s *Store) MarkLinkers(ctx context.Context, accountCUID string, titles []string) ([]string, error) {
-	var cuids []string
-	err := s.db.WithContext(ctx).Raw("UPDATE publications SET render_version = 0, render_id = ? "+
-		"WHERE account_cuid = ? AND NOT unpublished AND cuid IN (SELECT note_cuid FROM note_links WHERE account_cuid = ? AND title IN ?) "+
-		"RETURNING cuid", cuid.New(), accountCUID, accountCUID, titles).Scan(&cuids).Error
-	return cuids, db.Classify(err)
 }
 
 // owned selects the owner's publication that is not unpublished.
@@ -404,12 +374,6 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		next.NextVersion = row.NextVersion + 1
 		if err := tx.Select("*").Updates(&next).Error; err != nil {
 			return err
-		}
-		if p.RenderID != row.RenderID {
-			// apply rendered the content again.
-			if err := saveLinks(tx, p, true); err != nil {
-				return err
-			}
 		}
 		if len(images) > 0 {
 			if err := settle(tx, reservation); err != nil {
@@ -493,10 +457,6 @@ func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now tim
 		}
 		if res.RowsAffected == 0 {
 			return note.ErrNotFound
-		}
-		// Its links no longer matter: nothing renders an unpublished note again.
-		if err := tx.Where("note_cuid = ?", cuid).Delete(&linkRow{}).Error; err != nil {
-			return err
 		}
 		var released struct{ Bytes, Images int64 }
 		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).
@@ -621,9 +581,22 @@ func toRow(p note.Publication) (publicationRow, error) {
 	if err != nil {
 		return publicationRow{}, err
 	}
+	links := ""
+	if len(p.Links.List) > 0 {
+		b, err := json.Marshal(p.Links)
+		if err != nil {
+			return publicationRow{}, err
+		}
+		links = string(b)
+	}
+	retry := int64(0)
+	if !p.RenderRetry.IsZero() {
+		retry = p.RenderRetry.UnixMilli()
+	}
 	return publicationRow{CUID: p.CUID, AccountCUID: p.AccountCUID, Text: text, Unpublished: p.Unpublished,
 		CreatedMS: p.CreatedAt.UnixMilli(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
-		HTML: p.HTML, RenderVersion: p.RenderVersion, RenderID: p.RenderID, LinksExpireAt: p.LinksExpireAt, ETag: p.ETag}, nil
+		HTML: p.HTML, RenderVersion: p.RenderVersion, RenderID: p.RenderID, RenderLinks: links,
+		RenderTries: p.RenderTries, RenderMisses: p.RenderMisses, RenderRetryMS: retry, ETag: p.ETag}, nil
 }
 
 func fromRow(r publicationRow) (note.Publication, error) {
@@ -631,9 +604,18 @@ func fromRow(r publicationRow) (note.Publication, error) {
 	if err != nil {
 		return note.Publication{}, err
 	}
-	return note.Publication{CUID: r.CUID, AccountCUID: r.AccountCUID, Text: text, Unpublished: r.Unpublished,
+	p := note.Publication{CUID: r.CUID, AccountCUID: r.AccountCUID, Text: text, Unpublished: r.Unpublished,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), HTML: r.HTML, RenderVersion: r.RenderVersion, RenderID: r.RenderID,
-		LinksExpireAt: utc(r.LinksExpireAt), ETag: r.ETag}, nil
+		RenderTries: r.RenderTries, RenderMisses: r.RenderMisses, ETag: r.ETag}
+	if r.RenderRetryMS != 0 {
+		p.RenderRetry = time.UnixMilli(r.RenderRetryMS).UTC()
+	}
+	if r.RenderLinks != "" {
+		if err := json.Unmarshal([]byte(r.RenderLinks), &p.Links); err != nil {
+			return note.Publication{}, fmt.Errorf("stored links: %w", err)
+		}
+	}
+	return p, nil
 }
 
 func decodeProperties(s *string) (map[string]any, error) {

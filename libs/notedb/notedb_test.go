@@ -44,7 +44,8 @@ func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredIm
 	title := "A title"
 	p := note.Publication{CUID: cuid, AccountCUID: f.owner,
 		Text:      note.Text{Title: &title, Content: "# Hello", ShowProperties: true, Properties: map[string]any{"k": "v"}},
-		CreatedAt: f.now, UpdatedAt: f.now, HTML: "<h1>Hello</h1>", RenderVersion: 1, RenderID: "r1", Links: []string{"B", "C_%"}, ETag: etag}
+		CreatedAt: f.now, UpdatedAt: f.now, HTML: "<h1>Hello</h1>", RenderVersion: 1, RenderID: "r1",
+		Links: note.Links{Nonce: "n1", List: []note.Link{{Title: "B"}, {Title: "C_%", Fragment: "part"}}}, ETag: etag}
 	if len(images) > 0 {
 		// Create settles the reservation the upload of the images made.
 		var size int64
@@ -100,7 +101,8 @@ func TestSaveRenderKeepsNewerStates(t *testing.T) {
 			{"the same renderer stores a render made for new links", "etag1", "r1:<p>v2</p>", "<p>v2 linked</p>", 2, "<p>v2 linked</p>", 2},
 		} {
 			next := p
-			next.ETag, next.HTML, next.RenderVersion, next.RenderID, next.Links = c.etag, c.html, c.version, "r1:"+c.html, []string{"D"}
+			next.ETag, next.HTML, next.RenderVersion, next.RenderID = c.etag, c.html, c.version, "r1:"+c.html
+			next.Links = note.Links{Nonce: "n:" + c.html, List: []note.Link{{Title: "D"}}}
 			if err := f.store.SaveRender(ctx, next, c.prev); err != nil {
 				t.Fatal(err)
 			}
@@ -111,14 +113,11 @@ func TestSaveRenderKeepsNewerStates(t *testing.T) {
 			if v.HTML != c.wantHTML || v.RenderVersion != c.wantVersion {
 				t.Errorf("%s: html %q version %d, want %q %d", c.name, v.HTML, v.RenderVersion, c.wantHTML, c.wantVersion)
 			}
-			if v.HTML != p.HTML && v.RenderID != "r1:"+v.HTML {
-				t.Errorf("%s: render id %q not stored with the html", c.name, v.RenderID)
+			if v.HTML != p.HTML && (v.RenderID != "r1:"+v.HTML || v.Links.Nonce != "n:"+v.HTML || !reflect.DeepEqual(v.Links.List, []note.Link{{Title: "D"}})) {
+				t.Errorf("%s: render id %q links %+v not stored with the html", c.name, v.RenderID, v.Links)
 			}
-		}
-		// The stored render's links replaced the note's first ones.
-		for title, want := range map[string][]string{"B": nil, "D": {p.CUID}} {
-			if got, err := f.store.MarkLinkers(ctx, f.owner, []string{title}); err != nil || !slices.Equal(got, want) {
-				t.Errorf("notes linking to %s: %v (%v), want %v", title, got, err, want)
+			if v.HTML == p.HTML && !reflect.DeepEqual(v.Links, p.Links) {
+				t.Errorf("%s: links %+v, want the first render's %+v", c.name, v.Links, p.Links)
 			}
 		}
 	})
@@ -160,42 +159,49 @@ func TestResolveTitlesFindsTheAuthorsActiveNotes(t *testing.T) {
 	})
 }
 
-func TestMarkLinkersMarksTheNotesThatNameATitle(t *testing.T) {
+func TestClaimRendersTakesEachStaleRenderOnce(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
 		ctx := context.Background()
-		p := f.create(t, "aaaaaaaaaaaaaaaaaaaaaaaa", "e1") // links to "B" and "C_%"
+		current := f.create(t, "aaaaaaaaaaaaaaaaaaaaaaaa", "e1") // render version 1
+		old := current
+		old.CUID, old.RenderVersion = "bbbbbbbbbbbbbbbbbbbbbbbb", 0
+		later := old
+		later.CUID, later.RenderRetry = "cccccccccccccccccccccccc", f.now.Add(time.Minute)
+		gone := old
+		gone.CUID = "dddddddddddddddddddddddd"
+		for _, p := range []note.Publication{old, later, gone} {
+			if err := f.store.Create(ctx, p, nil, ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now); err != nil {
+			t.Fatal(err)
+		}
+		lease := f.now.Add(time.Hour)
 		for _, c := range []struct {
-			titles []string
-			marked bool
+			name    string
+			version int
+			now     time.Time
+			want    []string
 		}{
-			{[]string{"X", "C"}, false},  // a title is matched whole
-			{[]string{"X", "C_%"}, true}, // any of the titles
+			{"renders of the current version are not taken", 1, f.now, []string{old.CUID}},
+			{"a claimed render is not taken again before its lease ends", 1, f.now, nil},
+			{"an older renderer's render is taken by a newer one", 2, f.now, []string{current.CUID}},
+			{"a render whose retry time has come is taken, once", 2, f.now.Add(2 * time.Minute), []string{later.CUID}},
+			{"after the lease, a render not stored since is taken again", 2, lease, []string{current.CUID, old.CUID, later.CUID}},
 		} {
-			got, err := f.store.MarkLinkers(ctx, f.owner, c.titles)
+			got, err := f.store.ClaimRenders(ctx, c.version, c.now, lease, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if marked := slices.Equal(got, []string{p.CUID}); marked != c.marked {
-				t.Errorf("titles %q marked %v, want marked %v", c.titles, got, c.marked)
+			slices.Sort(got)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s: claimed %v, want %v", c.name, got, c.want)
 			}
 		}
-		v, err := f.store.FindView(ctx, p.CUID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if v.RenderVersion != 0 || v.RenderID == p.RenderID || v.HTML != p.HTML {
-			t.Errorf("marked render: version %d id %q html %q; want version 0, a new id and the old html", v.RenderVersion, v.RenderID, v.HTML)
-		}
-		if got, err := f.store.MarkLinkers(ctx, "someone-else", []string{"B"}); err != nil || len(got) != 0 {
-			t.Errorf("another account's title marked %v (%v)", got, err)
-		}
-		// An unpublished note links nowhere.
-		if err := f.store.Unpublish(ctx, p.CUID, f.owner, f.now); err != nil {
-			t.Fatal(err)
-		}
-		if got, err := f.store.MarkLinkers(ctx, f.owner, []string{"B"}); err != nil || len(got) != 0 {
-			t.Errorf("an unpublished note marked: %v (%v)", got, err)
+		if got, err := f.store.ClaimRenders(ctx, 2, lease.Add(2*time.Hour), lease.Add(3*time.Hour), 1); err != nil || len(got) != 1 {
+			t.Errorf("a claim of at most 1 took %v (%v)", got, err)
 		}
 	})
 }

@@ -13,44 +13,45 @@ import (
 	"github.com/sharenote/sharenote/libs/render"
 )
 
-func TestWikilinksResolveThroughTheResolver(t *testing.T) {
-	var asked [][]string
-	opts := render.Options{Resolve: func(_ context.Context, titles []string) (map[string]string, error) {
-		asked = append(asked, titles)
-		return map[string]string{"Found": `https://share.example/s/abc?x="y"`}, nil
-	}}
+// A render leaves its wikilinks as placeholders, so that it depends on the note alone;
+// ResolveLinks makes them links (or text) when a page is built.
+func TestWikilinksResolveWhenThePageIsBuilt(t *testing.T) {
 	src := "[[Found]], [[Found|again]], [[Found#Part Two]], [[ Lost ]] and `[[Code]]`.\n"
-	res, err := render.Markdown(context.Background(), src, opts)
-	if err != nil {
-		t.Fatal(err)
+	res := markdown(t, src)
+	want := []render.Link{{Title: "Found"}, {Title: "Found", Fragment: "part-two"}, {Title: "Lost"}}
+	if !slices.Equal(res.Links, want) || res.Nonce == "" {
+		t.Fatalf("links %+v nonce %q, want %+v", res.Links, res.Nonce, want)
 	}
-	html := string(res.HTML)
+	if strings.Contains(string(res.HTML), "<a") || strings.Contains(string(res.HTML), "Found</") {
+		t.Errorf("the render resolved links itself:\n%s", res.HTML)
+	}
+	html := render.ResolveLinks(string(res.HTML), res.Nonce, res.Links, []string{`https://share.example/s/abc?x="y"`, `https://share.example/s/abc?x="y"`, ""})
 	for _, want := range []string{
-		`<a class="wikilink" href="https://share.example/s/abc?x=%22y%22" rel="nofollow">Found</a>`,
-		`rel="nofollow">again</a>`, `<a class="wikilink" href="https://share.example/s/abc?x=%22y%22#part-two" rel="nofollow">Found &gt; Part Two</a>`,
+		`<a class="wikilink" href="https://share.example/s/abc?x=%22y%22">Found</a>`,
+		`<a class="wikilink" href="https://share.example/s/abc?x=%22y%22">again</a>`,
+		`<a class="wikilink" href="https://share.example/s/abc?x=%22y%22#part-two">Found &gt; Part Two</a>`,
 		`<span class="wikilink unresolved">Lost</span>`, "<code>[[Code]]</code>",
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("HTML lacks %q:\n%s", want, html)
 		}
 	}
-	if want := [][]string{{"Found", "Lost"}}; len(asked) != 1 || !slices.Equal(asked[0], want[0]) {
-		t.Errorf("resolver asked %q, want once for %q", asked, want)
+	if strings.ContainsAny(html, "\ue002\ue003") {
+		t.Errorf("placeholders left:\n%q", html)
 	}
-	if !slices.Equal(res.Links, []string{"Found", "Lost"}) || len(res.Resolved) != 1 {
-		t.Errorf("links %q resolved %v", res.Links, res.Resolved)
-	}
-	if _, err := render.Markdown(context.Background(), "no links\n", opts); err != nil || len(asked) != 1 {
-		t.Errorf("a note without links asked the resolver (%v)", err)
+	if res := markdown(t, "no links\n"); res.Links != nil || res.Nonce != "" {
+		t.Errorf("a note without links has links %+v nonce %q", res.Links, res.Nonce)
 	}
 }
 
-func TestAResolverErrorFailsTheRender(t *testing.T) {
-	_, err := render.Markdown(context.Background(), "[[A]]\n", render.Options{Resolve: func(context.Context, []string) (map[string]string, error) {
-		return nil, fmt.Errorf("database down")
-	}})
-	if err == nil || !strings.Contains(err.Error(), "database down") {
-		t.Errorf("err = %v, want the resolver's", err)
+// A note's text that looks like a link placeholder stays text: only the render's own
+// placeholders, with its nonce, become links.
+func TestANoteCannotForgeALinkPlaceholder(t *testing.T) {
+	forged := "\ue0020\ue001x\ue0030\ue001"
+	res := markdown(t, "[[A]] "+forged+"\n")
+	html := render.ResolveLinks(string(res.HTML), res.Nonce, res.Links, []string{"https://share.example/s/a"})
+	if strings.Count(html, "<a ") != 1 || !strings.Contains(html, forged) {
+		t.Errorf("want one link and the forged text kept:\n%q", html)
 	}
 }
 
@@ -130,9 +131,10 @@ func TestVersionChangesWithTheOutput(t *testing.T) {
 	var err error
 	// The first render of a process also compiles KaTeX and fills the pool of runtimes.
 	for range 2 {
-		if res, err = render.Markdown(context.Background(), obsidianFixture, render.Options{Resolve: resolveLinked}); err != nil {
+		if res, err = render.Markdown(context.Background(), obsidianFixture, render.Options{}); err != nil {
 			t.Fatal(err)
 		}
+		res.HTML = []byte(resolveLinked(res))
 	}
 	if len(res.Fallbacks) > 0 {
 		t.Fatalf("the fixture rendered with fallbacks %+v (a machine too busy for the math budget?)", res.Fallbacks)

@@ -21,9 +21,16 @@
 //     link destinations or mismatched emphasis delimiters take seconds to parse), and its
 //     parser cannot be interrupted: a note that misses the deadline is shown whole as
 //     preformatted text, while its parse runs to its end in the background.
-//   - Renders run on at most `workers` goroutines per process, each held until its parse
-//     has really ended, so runaway parses never take more than that many cores. A render
-//     that cannot start before its deadline is shown as preformatted text too.
+//   - Renders wait for one of a fixed number of slots per process, in a fair queue per
+//     tenant (queue.go), and hold it until their parse has really ended, so runaway
+//     parses never take more than that many goroutines. A render that cannot get a slot
+//     within queueWait is shown as preformatted text too, and says so (MissBusy); one
+//     that misses its deadline says so too (MissDeadline): the caller decides what to
+//     store (libs/note keeps neither for good unless the note missed its own bound twice).
+//
+// Links between notes are not resolved here: a note's render depends on that note only.
+// Each wikilink is written as a pair of placeholders that Link replaces by a link or a
+// plain span when a page is built (ResolveLinks).
 //
 // Markdown returns as soon as its context is done.
 package render
@@ -33,7 +40,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"runtime"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -52,7 +58,9 @@ import (
 // 2: highlights, tags, foldable callouts.
 // 3: math as MathML, callout icons and Markdown titles, wikilinks, image alt text kept,
 // %%comments%% left out.
-const Version = 3
+// 4: wikilinks as placeholders resolved when a page is built (ResolveLinks), without
+// rel="nofollow" (they lead to the author's own notes).
+const Version = 4
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
 type Fallback struct {
@@ -62,23 +70,34 @@ type Fallback struct {
 
 // Options are what a note's render depends on besides its Markdown.
 type Options struct {
-	// Resolve maps the titles of the note's wikilinks (distinct, at most 256, in
-	// document order) to the URLs of the notes they link to; a title it leaves out shows
-	// as text. It is called once per render, and only for a note with wikilinks. nil
-	// resolves nothing.
-	Resolve func(ctx context.Context, titles []string) (map[string]string, error)
+	// Tenant names whose render it is (an account), for the fair queue of renders.
+	Tenant string
 }
+
+// Miss says whether a note was shown whole as text for a reason that may pass.
+type Miss int
+
+const (
+	// MissNone: the render is what the note makes.
+	MissNone Miss = iota
+	// MissBusy: no render slot came free within queueWait, because of other work.
+	MissBusy
+	// MissDeadline: the render had its slot but missed noteDeadline.
+	MissDeadline
+)
 
 // Result is a rendered note.
 type Result struct {
-	HTML []byte // sanitized HTML of the note body
+	HTML []byte // sanitized HTML of the note body, with link placeholders (see ResolveLinks)
 	// Fallbacks lists the blocks shown as plain text, in document order, each distinct
 	// reference and reason once and at most maxFallbacks of them.
 	Fallbacks []Fallback
-	// Links are the titles of the note's wikilinks as given to Options.Resolve, and
-	// Resolved those it resolved; both nil when the note was shown whole as text.
-	Links    []string
-	Resolved map[string]string
+	// Links are the note links whose placeholders HTML holds, by index, and Nonce the
+	// placeholders' nonce; both empty when the note was shown whole as text.
+	Links []Link
+	Nonce string
+	// Miss is why the note was shown whole as text, when the reason may pass.
+	Miss Miss
 }
 
 // Reasons of fallbacks.
@@ -147,20 +166,17 @@ var policy = func() *bluemonday.Policy {
 // noteDeadline bounds one render, from the call to the result.
 const noteDeadline = 3 * time.Second
 
-// workers holds a slot for every render running in the process, until its parse ends.
-var workers = make(chan struct{}, max(2, runtime.GOMAXPROCS(0)))
-
 // Markdown renders src to sanitized HTML within the bounds of the package documentation.
 // It returns ctx.Err() promptly when ctx is cancelled.
 func Markdown(ctx context.Context, src string, opts Options) (Result, error) {
-	deadline := time.NewTimer(noteDeadline)
-	defer deadline.Stop()
-	select {
-	case workers <- struct{}{}:
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
-	case <-deadline.C:
-		return whole(src, reasonBusy), nil
+	release, err := slots.acquire(ctx, opts.Tenant, queueWait)
+	if err != nil {
+		return Result{}, err
+	}
+	if release == nil {
+		res := whole(src, reasonBusy)
+		res.Miss = MissBusy
+		return res, nil
 	}
 	type outcome struct {
 		res Result
@@ -168,27 +184,31 @@ func Markdown(ctx context.Context, src string, opts Options) (Result, error) {
 	}
 	// The render runs in its own goroutine because goldmark's parser cannot be
 	// interrupted; everything after the parse stops soon after rctx is done. The
-	// goroutine keeps its worker slot until it has really finished.
+	// goroutine keeps its slot until it has really finished.
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	done := make(chan outcome, 1)
 	go func() {
-		defer func() { <-workers }()
+		defer release()
 		defer func() {
 			if p := recover(); p != nil {
 				done <- outcome{err: fmt.Errorf("render markdown: panic: %v", p)}
 			}
 		}()
-		res, err := render(rctx, src, opts)
+		res, err := render(rctx, src)
 		done <- outcome{res, err}
 	}()
+	deadline := time.NewTimer(noteDeadline)
+	defer deadline.Stop()
 	select {
 	case o := <-done:
 		return o.res, o.err
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
 	case <-deadline.C:
-		return whole(src, reasonDeadline), nil
+		res := whole(src, reasonDeadline)
+		res.Miss = MissDeadline
+		return res, nil
 	}
 }
 
@@ -203,19 +223,12 @@ func whole(src, reason string) Result {
 // render parses src once and renders it in up to three passes, each giving up more
 // highlighting, until the sanitized HTML fits the cap; failing that the note is shown
 // whole as preformatted text.
-func render(ctx context.Context, src string, opts Options) (Result, error) {
+func render(ctx context.Context, src string) (Result, error) {
 	source := []byte(src)
 	doc := markdown.Parser().Parse(text.NewReader(source))
 	r := &run{ctx: ctx, max: MaxHTML(len(source)), budget: highlightBudget, code: map[*ast.FencedCodeBlock]*codeOutcome{},
 		lexers: map[string]chroma.Lexer{}, nonce: newNonce()}
-	links := linkTitles(doc)
-	if len(links) > 0 && opts.Resolve != nil {
-		notes, err := opts.Resolve(ctx, links)
-		if err != nil {
-			return Result{}, fmt.Errorf("resolve links: %w", err)
-		}
-		r.notes = notes
-	}
+	r.links, r.linkIndex = collectLinks(doc)
 
 	p, err := r.pass(source, doc, nil, false)
 	if err == nil && len(p.HTML) > r.max {
@@ -240,7 +253,10 @@ func render(ctx context.Context, src string, opts Options) (Result, error) {
 		for _, f := range append(failed, left...) {
 			last.fallback(f.Ref, f.Reason)
 		}
-		p.Fallbacks, p.Links, p.Resolved = last.fallbacks, links, r.notes
+		p.Fallbacks, p.Links = last.fallbacks, r.links
+		if len(r.links) > 0 {
+			p.Nonce = r.nonce
+		}
 		return p, nil
 	case err != nil && !errors.Is(err, errTooLarge):
 		return Result{}, err
@@ -262,10 +278,12 @@ type run struct {
 	// lexers are the lexers of the languages looked up, nil for a language chroma does
 	// not know.
 	lexers map[string]chroma.Lexer
-	// notes are the URLs of the notes the wikilinks link to, by title.
-	notes map[string]string
-	nonce string // of the placeholders of generated markup
-	last  *sink  // the last pass: its generated markup and fallbacks
+	// links are the note links of the document, and linkIndex the index of each
+	// wikilink's among them.
+	links     []Link
+	linkIndex map[*wikiLinkNode]int
+	nonce     string // of the placeholders of generated markup and links
+	last      *sink  // the last pass: its generated markup and fallbacks
 }
 
 // pass renders doc once, showing as plain text the code blocks in plain, or all of them

@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 
 	"github.com/yuin/goldmark"
@@ -14,7 +15,7 @@ import (
 
 // wikilinks is the goldmark extension for Obsidian's links between notes: `[[Title]]`,
 // `[[Title|shown]]`, `[[Title#Heading]]` and the embed `![[Title]]`, on one line. A link
-// whose title Options.Resolve resolves becomes a link to that note (to the heading's id,
+// whose title resolves (see ResolveLinks) becomes a link to that note (to the heading's id,
 // as the note's page makes it), any other shows its text as plain text: the shown part,
 // else the title and any heading as Obsidian shows them, "Title > Heading". Image
 // references that the note's own images resolve were rewritten into Markdown images
@@ -86,42 +87,120 @@ func (wikilinks) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 			return ast.WalkContinue, nil
 		}
 		l := n.(*wikiLinkNode)
+		s := w.(*sink)
 		shown := util.EscapeHTML([]byte(l.Shown))
-		if url, ok := w.(*sink).notes[l.Title]; ok {
-			if l.Fragment != "" {
-				url += "#" + l.Fragment
-			}
-			_, _ = w.WriteString(`<a class="wikilink" href="`)
-			_, _ = w.Write(util.EscapeHTML(util.URLEscape([]byte(url), false)))
-			_, _ = w.WriteString(`">`)
-			_, _ = w.Write(shown)
-			_, _ = w.WriteString("</a>")
-		} else {
-			_, _ = w.WriteString(`<span class="wikilink unresolved">`)
-			_, _ = w.Write(shown)
-			_, _ = w.WriteString("</span>")
+		i, ok := s.linkIndex[l]
+		if !ok {
+			_, _ = s.WriteString(unresolvedOpen)
+			_, _ = s.Write(shown)
+			_, _ = s.WriteString(unresolvedClose)
+			return ast.WalkSkipChildren, nil
 		}
+		tag := s.nonce + strconv.Itoa(i) + placeholderClose
+		_, _ = s.WriteString(linkOpen + tag)
+		_, _ = s.Write(shown)
+		_, _ = s.WriteString(linkClose + tag)
 		return ast.WalkSkipChildren, nil
 	})
 }
 
-// maxLinks caps the distinct titles of one note's links that are looked up.
+// Link is a note link of a render: the title of the note it names and the id of the
+// heading it names in that note ("" for none).
+type Link struct {
+	Title    string `json:"title"`
+	Fragment string `json:"fragment,omitempty"`
+}
+
+// maxLinks caps the distinct links of one note that are looked up; the others show as
+// text.
 const maxLinks = 256
 
-// linkTitles returns the distinct titles doc links to, in document order, at most
-// maxLinks of them.
-func linkTitles(doc ast.Node) []string {
-	var titles []string
-	seen := map[string]bool{}
+// collectLinks returns the distinct links of doc (title and fragment) in document order,
+// at most maxLinks of them, and the index of each wikilink's among them.
+func collectLinks(doc ast.Node) ([]Link, map[*wikiLinkNode]int) {
+	var links []Link
+	index := map[*wikiLinkNode]int{}
+	seen := map[Link]int{}
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if l, ok := n.(*wikiLinkNode); ok && entering && l.Title != "" && !seen[l.Title] {
-			seen[l.Title] = true
-			titles = append(titles, l.Title)
-			if len(titles) == maxLinks {
-				return ast.WalkStop, nil
-			}
+		l, ok := n.(*wikiLinkNode)
+		if !ok || !entering || l.Title == "" {
+			return ast.WalkContinue, nil
 		}
+		k := Link{Title: l.Title, Fragment: l.Fragment}
+		i, ok := seen[k]
+		if !ok {
+			if len(links) == maxLinks {
+				return ast.WalkContinue, nil
+			}
+			i = len(links)
+			seen[k] = i
+			links = append(links, k)
+		}
+		index[l] = i
 		return ast.WalkContinue, nil
 	})
-	return titles
+	return links, index
+}
+
+// A wikilink of a stored render is its shown text between two placeholders: linkOpen,
+// the render's nonce, the link's index and placeholderClose before it, and the same with
+// linkClose after it. They are text, as generated markup's placeholders are (see
+// generated.go), so the sanitizer keeps them, and the nonce keeps a note from forging
+// them.
+const (
+	linkOpen        = "\ue002"
+	linkClose       = "\ue003"
+	unresolvedOpen  = `<span class="wikilink unresolved">`
+	unresolvedClose = "</span>"
+)
+
+// ResolveLinks returns html, a render whose placeholders have nonce, with each link i made a link
+// to urls[i] (the page of the note it names; the link's fragment is added here), or
+// shown as plain text when urls[i] is "". Links whose growth would take the HTML past
+// MaxPage show as text. It is linear in the length of html.
+func ResolveLinks(html, nonce string, links []Link, urls []string) string {
+	if nonce == "" || !strings.Contains(html, linkOpen+nonce) {
+		return html
+	}
+	room := MaxPage - len(html)
+	var b strings.Builder
+	b.Grow(len(html))
+	for {
+		i := strings.Index(html, linkOpen+nonce)
+		if i < 0 {
+			b.WriteString(html)
+			return b.String()
+		}
+		b.WriteString(html[:i])
+		rest := html[i+len(linkOpen)+len(nonce):]
+		end := strings.Index(rest, placeholderClose)
+		k, err := strconv.Atoi(rest[:max(end, 0)])
+		if end < 0 || err != nil || k < 0 || k >= len(links) || k >= len(urls) {
+			// Not written by the render: skip the marker, keep the text.
+			html = rest
+			continue
+		}
+		rest = rest[end+len(placeholderClose):]
+		tag := linkClose + nonce + strconv.Itoa(k) + placeholderClose
+		stop := strings.Index(rest, tag)
+		if stop < 0 {
+			html = rest
+			continue
+		}
+		open, closing := unresolvedOpen, unresolvedClose
+		if url := urls[k]; url != "" {
+			if f := links[k].Fragment; f != "" {
+				url += "#" + f
+			}
+			a := `<a class="wikilink" href="` + string(util.EscapeHTML(util.URLEscape([]byte(url), false))) + `">`
+			if growth := len(a) + len("</a>") - 2*len(tag); growth <= room {
+				open, closing = a, "</a>"
+				room -= growth
+			}
+		}
+		b.WriteString(open)
+		b.WriteString(rest[:stop])
+		b.WriteString(closing)
+		html = rest[stop+len(tag):]
+	}
 }

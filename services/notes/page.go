@@ -25,8 +25,8 @@ func (a *api) Page(c *gin.Context) {
 		return
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.NotePage, ID: id, Compress: true, NotFound: notFoundPage,
-		Load: noteapi.LoadView(a.notes, id, func(v note.View) string {
-			return noteapi.Tag(routes.NotePage.Path, v.ETag, noteapi.SettingsTag(v), strconv.Itoa(v.RenderVersion), v.RenderID, page.Version)
+		Load: noteapi.LoadView(a.notes.ReadPage, id, func(v note.View) string {
+			return noteapi.Tag(routes.NotePage.Path, v.ETag, noteapi.SettingsTag(v), strconv.Itoa(v.RenderVersion), v.RenderID, v.LinksTag, page.Version)
 		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
 			pg, err := page.Render(a.pageData(v))
 			if err != nil {

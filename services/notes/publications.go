@@ -123,7 +123,7 @@ func (a *api) ReadNote(c *gin.Context) {
 		return
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.NoteRead, ID: id, Compress: true, NotFound: noteapi.NotFoundJSON,
-		Load: noteapi.LoadView(a.notes, id, func(v note.View) string {
+		Load: noteapi.LoadView(a.notes.ReadView, id, func(v note.View) string {
 			return noteapi.Tag(routes.NoteRead.Path, v.ETag, noteapi.SettingsTag(v))
 		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
 			body, err := json.Marshal(a.publicNote(v))

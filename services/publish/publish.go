@@ -3,6 +3,8 @@
 package publish
 
 import (
+	"time"
+
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
 )
@@ -10,8 +12,13 @@ import (
 // Module is the publish target.
 var Module = app.Module{Name: routes.Publish, New: newService}
 
-// newService builds the publish target.
+// renderEvery is how often the publish target looks for renders to redo in the
+// background (temporary ones, and those of an older renderer).
+const renderEvery = 500 * time.Millisecond
+
+// newService builds the publish target: its handlers, and the background renders, which
+// every replica runs (each publication is claimed by one).
 func newService(d app.Deps) (app.Service, error) {
 	a := &api{notes: d.Notes, log: d.Log}
-	return app.Service{Handlers: a.handlers()}, nil
+	return app.Service{Handlers: a.handlers(), Jobs: []app.Job{{Name: "render", Every: renderEvery, Run: d.Notes.RenderPending}}}, nil
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
-// A wikilink leads to the author's active publication of its title: publishing,
-// retitling and unsharing that publication renders the linking note again, in the
-// background, and its page follows within a few seconds.
+// A wikilink leads to the author's active publication of its title, resolved when the
+// page is built: after publishing, retitling and unsharing that publication the linking
+// page follows at once, without rendering the linking note again.
 func TestWikilinksFollowTheNotesTheyName(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		s := start(t, b)
@@ -57,8 +57,8 @@ func TestWikilinksFollowTheNotesTheyName(t *testing.T) {
 		}
 
 		target := publishJSON(t, s, acc.Token, map[string]any{"title": "Target", "content": "Here."})
-		linked := `See <a class="wikilink" href="` + s.URL + "/s/" + target + `" rel="nofollow">Target</a>, <a class="wikilink" href="` +
-			s.URL + "/s/" + target + `" rel="nofollow">the target</a>`
+		linked := `See <a class="wikilink" href="` + s.URL + "/s/" + target + `">Target</a>, <a class="wikilink" href="` +
+			s.URL + "/s/" + target + `">the target</a>`
 		follows("publish", linked)
 
 		s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + target, Token: acc.Token, JSON: map[string]any{"title": "Renamed"}}).Expect(t, 200, "")
