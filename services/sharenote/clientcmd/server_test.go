@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/services/sharenote"
@@ -137,5 +141,50 @@ func TestPlainHTTPOnlyToLoopback(t *testing.T) {
 	code, _, errOut := runEnv(env, "list")
 	if got := dials.sent(); len(got) != 0 || code != 2 || !strings.Contains(errOut, "http://share.example.com") {
 		t.Errorf("a saved plain-http server: exit %d, stderr %q, sent %q; want 2 and nothing sent", code, errOut, got)
+	}
+}
+
+// TestCommandsDoNotFollowARedirectToAnotherOrigin: login's license key and a cached
+// token stay with the server they were meant for when it answers 307 to another port.
+func TestCommandsDoNotFollowARedirectToAnotherOrigin(t *testing.T) {
+	var mu sync.Mutex
+	var got []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, r.Method+" "+r.URL.Path+" "+r.Header.Get("Authorization")+" "+string(body))
+		mu.Unlock()
+	}))
+	t.Cleanup(elsewhere.Close)
+	redirector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirector.Close)
+
+	env := licenseEnv(t)
+	env["SHARE_SERVER"] = redirector.URL
+	code, _, errOut := runEnv(env, "login")
+	if code != 1 || !strings.Contains(errOut, "another origin") {
+		t.Errorf("login: exit %d, stderr %q; want 1 and the refused redirect", code, errOut)
+	}
+	// A cached session, and no license to renew it with.
+	delete(env, "SHARE_LICENSE_KEY")
+	dir := filepath.Join(env["XDG_CONFIG_HOME"], "sharenote")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	creds := fmt.Sprintf(`{"default": %q, "servers": {%[1]q: {"token": "secret-token", "expires_at": %q}}}`,
+		redirector.URL, time.Now().Add(time.Hour).UTC().Format(time.RFC3339))
+	if err := os.WriteFile(filepath.Join(dir, "credentials.json"), []byte(creds), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = runEnv(env, "list")
+	if code != 1 || !strings.Contains(errOut, "another origin") {
+		t.Errorf("list: exit %d, stderr %q; want 1 and the refused redirect", code, errOut)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 0 {
+		t.Errorf("the other origin received %q", got)
 	}
 }
