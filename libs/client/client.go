@@ -6,6 +6,13 @@
 // exponential backoff), with jitter, at most 3 times and after at most 60 seconds of waiting
 // in all; every other method is never sent twice, since a repeated publish creates another
 // publication and a repeated update another version snapshot.
+//
+// Redirects: a request that carries credentials (Login's license key, or the Token) is
+// never redirected to another origin (scheme, host and port): such a redirect fails with
+// ErrCrossOriginRedirect and nothing is sent there. net/http alone would send the login's
+// JSON body again on a 307 or 308 to any host, and keep the Authorization header on a
+// redirect to another port of the same host. Redirects within the origin, and those of
+// requests that carry nothing secret (Note without a Token), are followed as usual.
 package client
 
 import (
@@ -31,7 +38,8 @@ type Client struct {
 	BaseURL string
 	// Token is the bearer token of Login; empty for public reads.
 	Token string
-	// HTTP sends the requests; nil means http.DefaultClient.
+	// HTTP sends the requests; nil means http.DefaultClient. Its CheckRedirect is kept,
+	// and is asked only about redirects within the origin for requests with credentials.
 	HTTP *http.Client
 }
 
@@ -63,8 +71,11 @@ func (e *Error) Error() string {
 // two-hour session token (POST /api/auth/publish). Put its Token in Client.Token.
 func (c *Client) Login(ctx context.Context, licenseKey, instanceID string) (*Token, error) {
 	var out Token
-	return &out, c.do(ctx, http.MethodPost, "/api/auth/publish", nil, nil, TokenRequest{licenseKey, instanceID}, &out)
+	return &out, c.do(ctx, http.MethodPost, loginPath, nil, nil, TokenRequest{licenseKey, instanceID}, &out)
 }
+
+// loginPath is the call whose body is a credential.
+const loginPath = "/api/auth/publish"
 
 // Publish creates a publication (POST /api/publish): as JSON, or with images as one
 // multipart/form-data request whose images are streamed from their readers, read once.
@@ -257,7 +268,14 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	if hc == nil {
 		hc = http.DefaultClient
 	}
+	if c.Token != "" || path == loginPath {
+		hc = sameOriginOnly(hc)
+	}
 	resp, err := hc.Do(req)
+	if rerr := (*redirectError)(nil); errors.As(err, &rerr) {
+		// Said as the refusal, rather than as a failed request to the refused URL.
+		return fmt.Errorf("%s %s: %w", method, path, rerr)
+	}
 	if err != nil {
 		return err
 	}

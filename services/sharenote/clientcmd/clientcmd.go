@@ -31,7 +31,7 @@ type common struct {
 }
 
 func (c *common) define(fs *flag.FlagSet) {
-	fs.StringVar(&c.server, "server", "", "the server's URL (default: $SHARE_SERVER, else the server of the last login, else "+defaultServer+")")
+	fs.StringVar(&c.server, "server", "", "the server's URL, https:// (http:// only to this machine); default: $SHARE_SERVER, else the server of the last login")
 	fs.BoolVar(&c.json, "json", false, "print the API's JSON")
 }
 
@@ -106,7 +106,10 @@ func runLogin(ctx context.Context, env app.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv := server(c.server, env.Getenv, creds)
+	srv, err := server(c.server, env.Getenv, creds)
+	if err != nil {
+		return err
+	}
 	key, instance, ok := licenseFromEnv(env.Getenv)
 	if !ok {
 		if key, instance, err = prompt(env.Stderr); err != nil {

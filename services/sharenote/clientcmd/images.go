@@ -213,7 +213,7 @@ func escapeLinkText(s string) string {
 
 // localImage is an image file a note references.
 type localImage struct {
-	path string // absolute
+	path string // absolute; once checked, with its symlinks resolved
 	// name is the image's filename on the server: the file's base name, made unique when
 	// two files share one.
 	name        string
@@ -251,12 +251,15 @@ func prepare(path string) (*prepared, error) {
 	var problems []string
 	var b strings.Builder
 	copied := 0
+	// Only files in the note's folder are sent: a note may come from someone else, and
+	// must not publish the reader's other files.
+	root := filepath.Dir(path)
 	for _, ref := range findImageRefs(body) {
-		file := filepath.Join(filepath.Dir(path), filepath.FromSlash(ref.target))
+		file := filepath.Join(root, filepath.FromSlash(ref.target))
 		img := byPath[file]
 		if img == nil {
 			img = &localImage{path: file, name: uniqueName(filepath.Base(file), taken)}
-			if err := img.check(); err != nil {
+			if err := img.check(root); err != nil {
 				problems = append(problems, fmt.Sprintf("%s: %v", ref.target, err))
 			}
 			byPath[file] = img
@@ -289,14 +292,20 @@ func uniqueName(base string, taken map[string]bool) string {
 	return name
 }
 
-// check applies the server's checks to the file before anything is sent (it exists, is
-// at most note.MaxImageBytes, its name, extension and signature agree) and hashes it,
-// reading it once and holding only its first bytes.
-func (img *localImage) check() error {
-	f, err := os.Open(img.path)
+// check applies the server's checks to the file before anything is sent (it is inside
+// root, exists, is at most note.MaxImageBytes, its name, extension and signature agree)
+// and hashes it, reading it once and holding only its first bytes. img.path becomes the
+// file's real path, with its symlinks resolved, which is what is sent.
+func (img *localImage) check(root string) error {
+	resolved, err := insideRoot(root, img.path)
 	if errors.Is(err, os.ErrNotExist) {
 		return errors.New("no such file")
 	}
+	if err != nil {
+		return err
+	}
+	img.path = resolved
+	f, err := os.Open(img.path)
 	if err != nil {
 		return err
 	}
@@ -330,6 +339,52 @@ func (img *localImage) check() error {
 	}
 	img.sha256 = hex.EncodeToString(h.Sum(nil))
 	return nil
+}
+
+// errOutside is the problem of a file that is not inside the folder files are sent from.
+var errOutside = errors.New("outside the note's folder (only files in it or below are sent)")
+
+// insideRoot returns the real path of path (every symlink resolved) when the file is in
+// the folder root or below, both absolute; else errOutside, or the error of a file that
+// cannot be resolved (os.ErrNotExist when it is missing). It is the one rule of what a
+// publish may read. root's own symlinks are resolved too, so that a folder reached
+// through a symlink works. The part of path below root is judged also after decoding its
+// percent-escapes, again and again (a Markdown destination is decoded once already), so
+// that no spelling of ../ slips through: a name that would leave root once decoded is
+// refused even if a file of that very name exists inside.
+func insideRoot(root, path string) (string, error) {
+	rel, err := filepath.Rel(root, path)
+	if err != nil {
+		return "", errOutside
+	}
+	for {
+		if !isUnder(root, filepath.Join(root, rel)) {
+			return "", errOutside
+		}
+		decoded, err := url.PathUnescape(rel)
+		if err != nil || decoded == rel {
+			break
+		}
+		rel = filepath.FromSlash(decoded)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", err
+	}
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return "", err
+	}
+	if !isUnder(realRoot, resolved) {
+		return "", errOutside
+	}
+	return resolved, nil
+}
+
+// isUnder reports whether path is dir or lies below it, by their names alone.
+func isUnder(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // humanBytes shows a size in bytes, KiB or MiB.

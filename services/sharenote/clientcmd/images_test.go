@@ -1,6 +1,9 @@
 package clientcmd
 
 import (
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -65,4 +68,52 @@ func FuzzFindImageRefs(f *testing.F) {
 			end = r.end
 		}
 	})
+}
+
+func TestInsideRootIsTheOneRuleOfWhatIsRead(t *testing.T) {
+	base := t.TempDir()
+	root := filepath.Join(base, "vault")
+	for _, name := range []string{"vault/a.png", "vault/sub/b.png", "vault/..dots.png", "secret.png"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(base, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(base, name), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, to := range map[string]string{"vault/in.png": "sub/b.png", "vault/out.png": "../secret.png", "vault/up": "..", "via": "vault"} {
+		if err := os.Symlink(to, filepath.Join(base, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resolved := func(name string) string {
+		p, err := filepath.EvalSymlinks(filepath.Join(base, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		rule, root, path, want string
+		err                    error
+	}{
+		{"a file in root", root, "a.png", resolved("vault/a.png"), nil},
+		{"a file below root", root, "sub/b.png", resolved("vault/sub/b.png"), nil},
+		{"a name that starts with two dots", root, "..dots.png", resolved("vault/..dots.png"), nil},
+		{"a symlink that stays inside", root, "in.png", resolved("vault/sub/b.png"), nil},
+		{"a root reached through a symlink", filepath.Join(base, "via"), "sub/b.png", resolved("vault/sub/b.png"), nil},
+		{"up a folder", root, "../secret.png", "", errOutside},
+		{"down and up twice", root, "sub/../../secret.png", "", errOutside},
+		{"an escaped ../", root, "..%2Fsecret.png", "", errOutside},
+		{"an escaped escaped ../", root, "..%252Fsecret.png", "", errOutside},
+		{"escaped dots", root, "%2E%2E/secret.png", "", errOutside},
+		{"a symlink to a file outside", root, "out.png", "", errOutside},
+		{"a symlink to a folder outside", root, "up/secret.png", "", errOutside},
+		{"a missing file", root, "gone.png", "", os.ErrNotExist},
+	} {
+		got, err := insideRoot(tc.root, filepath.Join(tc.root, filepath.FromSlash(tc.path)))
+		if got != tc.want || !errors.Is(err, tc.err) {
+			t.Errorf("%s: insideRoot(%s) = %q, %v; want %q, %v", tc.rule, tc.path, got, err, tc.want, tc.err)
+		}
+	}
 }

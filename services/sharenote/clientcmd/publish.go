@@ -19,7 +19,7 @@ import (
 
 var publishCommand = app.Command{
 	Name: "publish",
-	Summary: "publish a Markdown file and the images it references ([[x.png]], ![](sub/x.png), relative to the file); " +
+	Summary: "publish a Markdown file and the images it references ([[x.png]], ![](sub/x.png), relative to the file, in its folder or below); " +
 		"again, it updates the same URL in place, sending nothing when nothing changed. Prints published|updated|unchanged, a tab, the URL",
 	Usage:   "FILE.md [--new] [--server URL] [--json]",
 	Example: "sharenote publish notes/trip.md\nsharenote publish notes/trip.md --json | jq -r .url",

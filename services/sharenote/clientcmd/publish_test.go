@@ -308,3 +308,73 @@ func TestStaleOrUnsharedPublicationIsReportedWithAHint(t *testing.T) {
 		t.Errorf("--new: %s %s, want a new publication", outcome, again)
 	}
 }
+
+// TestPublishSendsNoFileFromOutsideTheNotesFolder is the finding that a note (one someone
+// else wrote, say) could publish the reader's private files by naming them from outside
+// its folder: a reference that leaves the folder, however it is written (../, its
+// percent-escaped form, a symlink to a file or folder outside), is a problem found
+// before anything is sent, like a missing file.
+func TestPublishSendsNoFileFromOutsideTheNotesFolder(t *testing.T) {
+	f := newFixture(t, testkit.SQLiteBackend(t))
+	for _, tc := range []struct {
+		rule, body, ref string
+		link            func(notes, outside string) error
+	}{
+		{"a Markdown image up a folder", "![](../secret.png)\n", "../secret.png", nil},
+		{"an embed up a folder", "![[../secret.png]]\n", "../secret.png", nil},
+		{"a percent-escaped ../", "![](..%2Fsecret.png)\n", "../secret.png", nil},
+		{"a percent-escaped ../ in an embed", "![[..%2Fsecret.png]]\n", "..%2Fsecret.png", nil},
+		{"an escaped ../ escaped again", "![](..%252Fsecret.png)\n", "..%2Fsecret.png", nil},
+		{"deeper, then up twice", "![](sub/../../secret.png)\n", "sub/../../secret.png", nil},
+		{"a symlink to a file outside", "![[link.png]]\n", "link.png", func(notes, outside string) error {
+			return os.Symlink(filepath.Join("..", "secret.png"), filepath.Join(notes, "link.png"))
+		}},
+		{"a symlink to an absolute path outside", "![](abs.png)\n", "abs.png", func(notes, outside string) error {
+			return os.Symlink(filepath.Join(outside, "secret.png"), filepath.Join(notes, "abs.png"))
+		}},
+		{"a symlinked folder outside", "![](up/secret.png)\n", "up/secret.png", func(notes, outside string) error {
+			return os.Symlink(outside, filepath.Join(notes, "up"))
+		}},
+	} {
+		t.Run(tc.rule, func(t *testing.T) {
+			outside := t.TempDir()
+			notes := filepath.Join(outside, "notes")
+			write(t, outside, map[string][]byte{"secret.png": testkit.PNG(t), "notes/note.md": []byte("# Note\n" + tc.body)})
+			if tc.link != nil {
+				if err := tc.link(notes, outside); err != nil {
+					t.Fatal(err)
+				}
+			}
+			code, out, errOut := f.run(nil, "publish", filepath.Join(notes, "note.md"))
+			if code != 1 || out != "" || !strings.Contains(errOut, "nothing was sent") ||
+				!strings.Contains(errOut, tc.ref+": outside the note's folder") {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 1 and %q outside the note's folder", code, out, errOut, tc.ref)
+			}
+			if n := f.publications(); n != 0 {
+				t.Errorf("%d publications, want none", n)
+			}
+		})
+	}
+}
+
+// TestPublishFollowsSymlinksThatStayInside: the rule is about where a file is, not about
+// symlinks; a link within the folder is sent, and so is a note whose folder is reached
+// through a symlink.
+func TestPublishFollowsSymlinksThatStayInside(t *testing.T) {
+	f := newFixture(t, testkit.SQLiteBackend(t))
+	real := t.TempDir()
+	write(t, real, map[string][]byte{"note.md": []byte("![[alias.png]]\n![](sub/a.png)\n"), "sub/a.png": testkit.PNG(t)})
+	if err := os.Symlink(filepath.Join("sub", "a.png"), filepath.Join(real, "alias.png")); err != nil {
+		t.Fatal(err)
+	}
+	via := filepath.Join(t.TempDir(), "vault")
+	if err := os.Symlink(real, via); err != nil {
+		t.Fatal(err)
+	}
+	_, link := f.published(filepath.Join(via, "note.md"))
+	for _, name := range []string{"alias.png", "a.png"} {
+		if got := f.image(cuidOf(link), name); !bytes.Equal(got, testkit.PNG(t)) {
+			t.Errorf("%s read back differs", name)
+		}
+	}
+}

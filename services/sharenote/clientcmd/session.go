@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,9 +16,6 @@ import (
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/client"
 )
-
-// defaultServer is the address `sharenote serve` listens on by default (SHARE_ADDR).
-const defaultServer = "http://127.0.0.1:8080"
 
 // credentials is the token file: a session per server, so that a token is only ever sent
 // to the server that issued it, and the server of the last login (the default). It never
@@ -111,14 +110,43 @@ func writePrivate(getenv func(string) string, name string, v any) error {
 }
 
 // server is the server a command talks to: --server, else SHARE_SERVER, else the server
-// of the last login, else the address `sharenote serve` listens on by default.
-func server(flagValue string, getenv func(string) string, creds *credentials) string {
+// of the last login. There is no default: whatever listens on a default address would be
+// sent the license key. Each is checked by checkServer.
+func server(flagValue string, getenv func(string) string, creds *credentials) (string, error) {
 	for _, s := range []string{flagValue, getenv("SHARE_SERVER"), creds.Default} {
 		if s != "" {
-			return strings.TrimRight(s, "/")
+			return checkServer(s)
 		}
 	}
-	return defaultServer
+	return "", fmt.Errorf("%w: no server: pass --server URL or set SHARE_SERVER, "+
+		"e.g. export SHARE_SERVER=https://share.example.com (http://127.0.0.1:8080 for `make run`)", app.ErrUsage)
+}
+
+// checkServer returns the server's URL without a trailing slash, or an error unless it
+// is an https:// URL, or an http:// one to a loopback address: plain HTTP would carry the
+// license key and the token across the network unencrypted. The refusal comes before
+// anything is dialed.
+func checkServer(raw string) (string, error) {
+	s := strings.TrimRight(raw, "/")
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" ||
+		u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Errorf("%w: the server %q is not a URL such as https://share.example.com", app.ErrUsage, raw)
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return "", fmt.Errorf("%w: the server %s is plain http:// to another machine, which would send the license key and token unencrypted: "+
+			"use https://, or http:// only to 127.0.0.1, ::1 or localhost", app.ErrUsage, raw)
+	}
+	return s, nil
+}
+
+// isLoopback reports whether host is "localhost" or an address of 127.0.0.0/8 or ::1.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // licenseFromEnv returns SHARE_LICENSE_KEY and SHARE_INSTANCE_ID, and whether both are set.
@@ -152,7 +180,10 @@ func withSession(ctx context.Context, env app.Env, serverFlag string, fn func(*c
 	if err != nil {
 		return err
 	}
-	srv := server(serverFlag, env.Getenv, creds)
+	srv, err := server(serverFlag, env.Getenv, creds)
+	if err != nil {
+		return err
+	}
 	key, instance, canRenew := licenseFromEnv(env.Getenv)
 	tok := creds.Servers[srv]
 	renewed := false
