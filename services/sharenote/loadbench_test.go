@@ -233,6 +233,7 @@ func TestLoadBenchAllInOne(t *testing.T) {
 	}()
 	t.Run("public reads", func(t *testing.T) { benchPublicReads(t, cfg, rep) })
 	t.Run("publish", func(t *testing.T) { benchPublish(t, cfg, rep) })
+	t.Run("publish beside bombs", func(t *testing.T) { benchBombs(t, cfg, rep) })
 	t.Run("upload memory", func(t *testing.T) { benchUploadMemory(t, rep) })
 	t.Run("scale", func(t *testing.T) {
 		if cfg.rows == 0 {
@@ -437,10 +438,10 @@ func publishWithImage(t *testing.T, s *testkit.Server, token string) string {
 	return created.CUID
 }
 
-// benchPublish measures POST /api/publish of a 4 KB JSON note against a bare handler that
-// does exactly one INSERT of the body into a table of the same database.
-func benchPublish(t *testing.T, cfg benchConfig, rep *report) {
-	s, b := startLoadServer(t)
+// publishBuilder builds POSTs of a 4 KB JSON note (the body it returns) to base, from
+// accounts of s in turn, so that none nears its 60 mutations a minute.
+func publishBuilder(t *testing.T, cfg benchConfig, s *testkit.Server) (func(base string) load.Builder, []byte) {
+	t.Helper()
 	start := time.Now()
 	tokens := make([]string, max(cfg.accounts, 1))
 	for i := range tokens {
@@ -455,19 +456,25 @@ func benchPublish(t *testing.T, cfg benchConfig, rep *report) {
 		t.Fatal(err)
 	}
 	var next atomic.Uint64
-	publish := func(base string) load.Builder {
+	return func(base string) load.Builder {
 		return func(rng *rand.Rand) (*http.Request, error) {
 			req, err := http.NewRequest("POST", base+"/api/publish", bytes.NewReader(body))
 			if err != nil {
 				return nil, err
 			}
-			// Tokens rotate so that no account nears its 60 mutations a minute.
 			req.Header.Set("Authorization", "Bearer "+tokens[next.Add(1)%uint64(len(tokens))])
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("X-Forwarded-For", load.RandomIPv4(rng))
 			return req, nil
 		}
-	}
+	}, body
+}
+
+// benchPublish measures POST /api/publish of a 4 KB JSON note against a bare handler that
+// does exactly one INSERT of the body into a table of the same database.
+func benchPublish(t *testing.T, cfg benchConfig, rep *report) {
+	s, b := startLoadServer(t)
+	publish, body := publishBuilder(t, cfg, s)
 	ref, err := publish(s.URL)(rand.New(rand.NewPCG(1, 1)))
 	if err != nil {
 		t.Fatal(err)
@@ -516,6 +523,44 @@ func benchPublish(t *testing.T, cfg benchConfig, rep *report) {
 	p99.goal = ptr(atMost(2, "× bare"))
 	p99.latencyOnly = true
 	rep.add(p99)
+}
+
+// benchBombs measures other accounts' publishes while two accounts publish, one after
+// another, the largest notes of a shape goldmark used to parse in quadratic time, and
+// reports their p99 beside the bombs over their p99 alone.
+func benchBombs(t *testing.T, cfg benchConfig, rep *report) {
+	s, _ := startLoadServer(t)
+	publish, _ := publishBuilder(t, cfg, s)
+	alone := measure(t, cfg, "publish, alone", publish(s.URL), http.StatusOK)
+	bomb, err := json.Marshal(map[string]any{"content": strings.Repeat("[a](b", 1_800_000/5)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	var bombs atomic.Int64
+	var wg sync.WaitGroup
+	for i := range 2 {
+		token := s.NewAccount(t, fmt.Sprintf("bomber%d", i)).Token
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				req, _ := http.NewRequestWithContext(ctx, "POST", s.URL+"/api/publish", bytes.NewReader(bomb))
+				req.Header.Set("Authorization", "Bearer "+token)
+				req.Header.Set("Content-Type", "application/json")
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					_ = resp.Body.Close()
+					bombs.Add(1)
+				}
+			}
+		})
+	}
+	beside := measure(t, cfg, "publish, beside two bombs", publish(s.URL), http.StatusOK)
+	stop()
+	wg.Wait()
+	rep.add(row{name: "publish p99 beside two bombs", app: beside, bare: alone, showBareP99: true, latencyOnly: true,
+		ratio: ratio(float64(beside.Percentile(0.99)), float64(alone.Percentile(0.99))), goal: ptr(atMost(2, "× alone"))})
+	rep.note("publish beside bombs: the bare p99 column is the same publishes alone; %d bomb publishes of %s ran meanwhile",
+		bombs.Load(), byteSize(len(bomb)))
 }
 
 func ptr[T any](v T) *T { return &v }
