@@ -301,3 +301,33 @@ func TestEmbeddedDefaultRechecksWhatOtherProcessesChanged(t *testing.T) {
 		return s.Do(t, testkit.Request{Method: "GET", Path: "/api/user/settings", Token: acc.Token}).Status == http.StatusUnauthorized
 	})
 }
+
+// A note whose JSON is too large to cache as it is (1.8 MB of "<", each escaped to six
+// bytes: 10.8 MB of JSON) is kept compressed and served from the cache, to the clients
+// that take gzip and to those that take no compression.
+func TestALargeNoteIsServedFromTheCache(t *testing.T) {
+	b := testkit.Backend{Name: "postgres", DatabaseURL: testkit.NewPostgresDB(t), RedisURL: testkit.RedisURL(t), RedisPrefix: testkit.NewRedisPrefix(t)}
+	s := start(t, b)
+	acc := s.NewAccount(t, "large")
+	const size = 1_800_000
+	var created struct{ CUID string }
+	s.Do(t, testkit.Request{Method: "POST", Path: "/api/publish", Token: acc.Token, Body: []byte(strings.Repeat("<", size)), ContentType: "text/markdown"}).
+		Expect(t, http.StatusOK, "").Decode(t, &created)
+	awaitTrust(t, s)
+	excused := func() float64 {
+		return metric(t, s, "sharenote_changefeed_lapses_total") + metric(t, s, "sharenote_changefeed_subscriptions_total")
+	}
+	loads, excuses := metric(t, s, "sharenote_readcache_loads_total"), excused()
+	identity := map[string]string{"Accept-Encoding": "identity"}
+	for i, header := range []map[string]string{identity, nil, identity, nil, identity} {
+		resp := s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + created.CUID, Header: header}).Expect(t, http.StatusOK, "")
+		var n struct{ Content string }
+		resp.Decode(t, &n)
+		if len(n.Content) != size || strings.Trim(n.Content, "<") != "" || resp.Header.Get("Content-Encoding") != "" {
+			t.Fatalf("read %d: %d bytes of content, encoding %q", i, len(n.Content), resp.Header.Get("Content-Encoding"))
+		}
+	}
+	if n := metric(t, s, "sharenote_readcache_loads_total") - loads; n > 1+excused()-excuses {
+		t.Errorf("5 reads of a large note loaded it %v times, want once", n)
+	}
+}
