@@ -108,9 +108,9 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	if e.Encoding != "" {
 		h.Set("Content-Encoding", e.Encoding)
 	}
-	h.Set("Content-Length", strconv.Itoa(len(e.Body)))
+	h.Set("Content-Length", strconv.FormatInt(e.Len(), 10))
 	c.Status(http.StatusOK)
-	_, _ = c.Writer.Write(e.Body)
+	_, _ = e.WriteBody(c.Request.Context(), c.Writer) // A large body the cache keeps compressed is unpacked on the way.
 }
 
 // serveRanges answers e's body with Range support (206, multiple ranges, If-Range); the

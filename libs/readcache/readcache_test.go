@@ -1,7 +1,10 @@
 package readcache_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -203,5 +206,150 @@ func TestEntriesGoStaleAtTheirTime(t *testing.T) {
 	}
 	if _, err := c.Load(context.Background(), "k", load(e, &calls)); err != nil || calls.Load() != 2 {
 		t.Errorf("loads %d (%v), want the entry loaded again", calls.Load(), err)
+	}
+}
+
+func TestAnEverythingEventDropsEveryEntry(t *testing.T) {
+	c := readcache.New(1<<20, trusted, time.Now, prometheus.NewRegistry())
+	var calls atomic.Int64
+	for _, k := range []string{"a", "b"} {
+		if _, err := c.Load(context.Background(), k, load(entry(k, "o"+k, k), &calls)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Drop(changefeed.Event{Kind: changefeed.Everything})
+	for _, k := range []string{"a", "b"} {
+		if _, ok := c.Get(k); ok {
+			t.Errorf("%s is served after an event that drops everything", k)
+		}
+	}
+}
+
+// Negative entries leave the cache when they expire: a burst of unknown cuids does not
+// hold memory.
+func TestNegativeEntriesAreRemovedWhenTheyExpire(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	c := readcache.New(1<<20, trusted, time.Now, reg)
+	var calls atomic.Int64
+	for _, k := range []string{"x", "y"} {
+		if _, err := c.Load(context.Background(), k, load(&readcache.Entry{NotFound: true, Note: k}, &calls)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := testkit.Metric(t, reg, "sharenote_readcache_entries"); n != 2 {
+		t.Fatalf("entries %v, want the 2 negative ones", n)
+	}
+	if n := testkit.Metric(t, reg, "sharenote_readcache_negative_entries"); n != 2 {
+		t.Errorf("negative entries %v, want 2", n)
+	}
+	time.Sleep(readcache.NegativeTTL + 300*time.Millisecond)
+	if n, b := testkit.Metric(t, reg, "sharenote_readcache_entries"), testkit.Metric(t, reg, "sharenote_readcache_bytes"); n != 0 || b != 0 {
+		t.Errorf("after their TTL: %v entries of %v bytes, want none", n, b)
+	}
+}
+
+// Random unknown cuids (a scan) fill a bound of their own: they never evict the entries
+// of real publications.
+func TestNegativeLookupsDoNotEvictRealEntries(t *testing.T) {
+	const bound = 1 << 20
+	reg := prometheus.NewRegistry()
+	c := readcache.New(bound, trusted, time.Now, reg)
+	var calls atomic.Int64
+	if _, err := c.Load(context.Background(), "real", load(entry("real", "o", "body"), &calls)); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50_000 {
+		key := fmt.Sprintf("/api/notes/\x00missing%08d\x00", i)
+		if _, err := c.Load(context.Background(), key, load(&readcache.Entry{NotFound: true, Note: key}, &calls)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, ok := c.Get("real"); !ok {
+		t.Error("50,000 negative lookups evicted a real entry")
+	}
+	if b := testkit.Metric(t, reg, "sharenote_readcache_bytes"); b > bound {
+		t.Errorf("cache holds %v bytes, over its bound of %d", b, bound)
+	}
+}
+
+// body reads the whole body of a served entry, held or streamed.
+func body(t *testing.T, e *readcache.Entry) []byte {
+	t.Helper()
+	if e.Body != nil || e.Open == nil {
+		return e.Body
+	}
+	rc, err := e.Open(context.Background(), 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int64(len(b)) != e.Size {
+		t.Errorf("streamed %d bytes, Size says %d", len(b), e.Size)
+	}
+	return b
+}
+
+// A representation over the per-entry bound that compresses under it (a note of "<",
+// each escaped to six bytes of JSON) is kept compressed and served from the cache.
+func TestALargeEntryIsKeptCompressed(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := readcache.New(16<<20, trusted, time.Now, reg) // A sixteenth: 1 MiB.
+	big := []byte(`{"content":"` + strings.Repeat(`\u003c`, 600_000) + `"}`)
+	var calls atomic.Int64
+	e := &readcache.Entry{Body: big, ContentType: "application/json", ETag: `"big"`, Note: "n", Owner: "o"}
+	if _, err := c.Load(context.Background(), "big", load(e, &calls)); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := c.Get("big")
+	if !ok {
+		t.Fatalf("a %d-byte entry that compresses well was not kept", len(big))
+	}
+	if !bytes.Equal(body(t, got), big) {
+		t.Fatal("the kept entry serves other bytes")
+	}
+	if b := testkit.Metric(t, reg, "sharenote_readcache_bytes"); b > 1<<20 {
+		t.Errorf("the entry counts %v bytes, not its compressed size", b)
+	}
+	if got.Open != nil {
+		rc, err := got.Open(context.Background(), 12, 12)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part, _ := io.ReadAll(rc)
+		_ = rc.Close()
+		if string(part) != `\u003c\u003c` {
+			t.Errorf("a range of the kept entry reads %q", part)
+		}
+	}
+	// Its compressed variants are made from its whole body.
+	c.Derive("big-gz", got, `"big-gz"`, func(b *readcache.Entry) *readcache.Entry {
+		if !bytes.Equal(b.Body, big) {
+			t.Error("a variant was derived from other bytes than the body")
+		}
+		v := *b
+		v.Body, v.Encoding, v.ETag = []byte("gz"), "gzip", `"big-gz"`
+		return &v
+	})
+	// A reload that finds the validator unchanged keeps it as it is.
+	c.Drop(changefeed.Event{Kind: changefeed.Note, ID: "n"})
+	if _, err := c.Load(context.Background(), "big", func(_ context.Context, stale *readcache.Entry) (*readcache.Entry, error) {
+		return (&readcache.Entry{Note: "n", Owner: "o"}).Reusing(stale), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	again, ok := c.Get("big")
+	if !ok || !bytes.Equal(body(t, again), big) {
+		t.Error("the reused entry was not kept with its bytes")
+	}
+	if b := testkit.Metric(t, reg, "sharenote_readcache_bytes"); b > 1<<20 {
+		t.Errorf("after the reuse the cache counts %v bytes", b)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("loads %d", n)
 	}
 }

@@ -241,6 +241,7 @@ func TestLostSubscriptionServesEntriesAtMostASecondOldWithoutAStampede(t *testin
 	within(t, time.Now(), time.Second, "noticing the lost subscription", func() bool {
 		return metric(t, other, "sharenote_changefeed_subscribed") == 0
 	})
+	received := metric(t, other, "sharenote_changefeed_received_total")
 	one.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + id, Token: acc.Token, JSON: map[string]any{"content": "second"}}).Expect(t, 200, "")
 	start := time.Now() // The change is committed before the answer.
 	within(t, start, time.Second, "PATCH without the feed", func() bool { c, _ := content(t, other, id); return c == "second" })
@@ -264,6 +265,11 @@ func TestLostSubscriptionServesEntriesAtMostASecondOldWithoutAStampede(t *testin
 
 	redis.Start()
 	awaitTrust(t, other)
+	// The change that could not be published during the outage is kept and sent after it
+	// (dropping the note's entry once more).
+	within(t, time.Now(), 5*time.Second, "the change kept back during the outage", func() bool {
+		return metric(t, other, "sharenote_changefeed_received_total") > received
+	})
 	// Entries loaded before the resubscription are trusted for a second more; the one
 	// loaded after it is trusted for good.
 	time.Sleep(time.Second)
@@ -300,4 +306,34 @@ func TestEmbeddedDefaultRechecksWhatOtherProcessesChanged(t *testing.T) {
 	within(t, start, 1100*time.Millisecond, "the CLI's deactivation", func() bool {
 		return s.Do(t, testkit.Request{Method: "GET", Path: "/api/user/settings", Token: acc.Token}).Status == http.StatusUnauthorized
 	})
+}
+
+// A note whose JSON is too large to cache as it is (1.8 MB of "<", each escaped to six
+// bytes: 10.8 MB of JSON) is kept compressed and served from the cache, to the clients
+// that take gzip and to those that take no compression.
+func TestALargeNoteIsServedFromTheCache(t *testing.T) {
+	b := testkit.Backend{Name: "postgres", DatabaseURL: testkit.NewPostgresDB(t), RedisURL: testkit.RedisURL(t), RedisPrefix: testkit.NewRedisPrefix(t)}
+	s := start(t, b)
+	acc := s.NewAccount(t, "large")
+	const size = 1_800_000
+	var created struct{ CUID string }
+	s.Do(t, testkit.Request{Method: "POST", Path: "/api/publish", Token: acc.Token, Body: []byte(strings.Repeat("<", size)), ContentType: "text/markdown"}).
+		Expect(t, http.StatusOK, "").Decode(t, &created)
+	awaitTrust(t, s)
+	excused := func() float64 {
+		return metric(t, s, "sharenote_changefeed_lapses_total") + metric(t, s, "sharenote_changefeed_subscriptions_total")
+	}
+	loads, excuses := metric(t, s, "sharenote_readcache_loads_total"), excused()
+	identity := map[string]string{"Accept-Encoding": "identity"}
+	for i, header := range []map[string]string{identity, nil, identity, nil, identity} {
+		resp := s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + created.CUID, Header: header}).Expect(t, http.StatusOK, "")
+		var n struct{ Content string }
+		resp.Decode(t, &n)
+		if len(n.Content) != size || strings.Trim(n.Content, "<") != "" || resp.Header.Get("Content-Encoding") != "" {
+			t.Fatalf("read %d: %d bytes of content, encoding %q", i, len(n.Content), resp.Header.Get("Content-Encoding"))
+		}
+	}
+	if n := metric(t, s, "sharenote_readcache_loads_total") - loads; n > 1+excused()-excuses {
+		t.Errorf("5 reads of a large note loaded it %v times, want once", n)
+	}
 }
