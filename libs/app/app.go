@@ -342,6 +342,7 @@ func (a *App) Serve(ctx context.Context, public, admin net.Listener) error {
 
 // repeat runs j every j.Every until ctx ends, logging its failures.
 func (a *App) repeat(ctx context.Context, j Job) {
+	ctx = context.WithValue(ctx, jobKey{}, j.Name)
 	t := time.NewTicker(j.Every)
 	defer t.Stop()
 	for {
@@ -355,6 +356,12 @@ func (a *App) repeat(ctx context.Context, j Job) {
 		}
 	}
 }
+
+type jobKey struct{}
+
+// InJob reports whether ctx is a background job's (Job.Run), not a request's: what a
+// job does is not the work of the requests running beside it.
+func InJob(ctx context.Context) bool { return ctx != nil && ctx.Value(jobKey{}) != nil }
 
 // Close releases the dependencies in the reverse order of their start.
 func (a *App) Close(ctx context.Context) error {

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/db"
 )
 
@@ -113,11 +114,16 @@ func (p *PostgresProcess) NewDatabase(t *testing.T) string {
 }
 
 // CountQueries counts every statement gdb runs from now on (queries, rows, raw SQL and
-// writes), through gorm callbacks. Register it before the traffic it measures.
+// writes) for requests, not for background jobs (app.InJob), through gorm callbacks.
+// Register it before the traffic it measures.
 func CountQueries(t testing.TB, gdb *gorm.DB) *atomic.Int64 {
 	t.Helper()
 	var n atomic.Int64
-	count := func(*gorm.DB) { n.Add(1) }
+	count := func(d *gorm.DB) {
+		if !app.InJob(d.Statement.Context) {
+			n.Add(1)
+		}
+	}
 	cb := gdb.Callback()
 	for _, err := range []error{
 		cb.Query().Before("gorm:query").Register("testkit:count_query", count),

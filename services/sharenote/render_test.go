@@ -3,7 +3,6 @@ package sharenote_test
 import (
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -54,45 +53,6 @@ func TestPathologicalNotesPublishFastWithAWarning(t *testing.T) {
 		}
 		if _, slowest := stop(); slowest > 300*time.Millisecond {
 			t.Errorf("a small page read took %v beside the pathological publishes", slowest)
-		}
-	})
-}
-
-func TestAnOutdatedRenderIsRenderedAgainOnceOnRead(t *testing.T) {
-	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		s := start(t, b)
-		acc := s.NewAccount(t, "writer")
-		id := publishJSON(t, s, acc.Token, map[string]any{"content": "# Heading\n\nBody *text*."})
-		gdb := testkit.OpenDB(t, b)
-		// As a row stored by an older renderer (or before rendering was stored) looks.
-		if err := gdb.Exec("UPDATE publications SET html = '', render_version = 0 WHERE cuid = ?", id).Error; err != nil {
-			t.Fatal(err)
-		}
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				resp, err := http.Get(s.URL + "/s/" + id)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				_ = resp.Body.Close()
-			})
-		}
-		wg.Wait()
-		page := string(s.Do(t, testkit.Request{Method: "GET", Path: "/s/" + id}).Expect(t, 200, "").Body)
-		if !strings.Contains(page, `<h1 id="heading">Heading</h1>`) || !strings.Contains(page, "<em>text</em>") {
-			t.Error("the page lacks the re-rendered body")
-		}
-		var row struct {
-			HTML          string
-			RenderVersion int
-		}
-		if err := gdb.Raw("SELECT html, render_version FROM publications WHERE cuid = ?", id).Scan(&row).Error; err != nil {
-			t.Fatal(err)
-		}
-		if row.RenderVersion != render.Version || !strings.Contains(row.HTML, "<em>text</em>") {
-			t.Errorf("stored render: version %d, html %q", row.RenderVersion, row.HTML)
 		}
 	})
 }
