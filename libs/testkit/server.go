@@ -15,6 +15,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/config"
 )
 
@@ -35,6 +36,7 @@ type options struct {
 	env   map[string]string
 	clock *Clock
 	logs  io.Writer
+	blobs func(blob.Store) blob.Store
 }
 
 // WithEnv sets a configuration variable for the server.
@@ -43,6 +45,10 @@ func WithEnv(name, value string) Option { return func(o *options) { o.env[name] 
 // WithLogs sends the server's log lines to w instead of Server.Logs (a benchmark's
 // /dev/null: a buffer that grows by every line would measure itself).
 func WithLogs(w io.Writer) Option { return func(o *options) { o.logs = w } }
+
+// WithBlobs makes the server use wrap(store) as its object store, so that a test can
+// count or fail the calls the whole stack makes to it.
+func WithBlobs(wrap func(blob.Store) blob.Store) Option { return func(o *options) { o.blobs = wrap } }
 
 // WithClock makes the server read time from c.
 func WithClock(c *Clock) Option { return func(o *options) { o.clock = c } }
@@ -90,7 +96,7 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 	if o.logs != nil {
 		logs = o.logs
 	}
-	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Modules: modules, Getenv: getenv, Logs: logs, Now: o.clock.Now})
+	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Modules: modules, Getenv: getenv, Logs: logs, Now: o.clock.Now, WrapBlobs: o.blobs})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
