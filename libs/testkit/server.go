@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,7 @@ type Server struct {
 	App      *app.App
 	Logs     *SyncBuffer
 	Clock    *Clock
+	shutdown func() error
 }
 
 // Option adjusts StartServer.
@@ -103,12 +105,15 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.App.Serve(ctx, public, admin) }()
-	t.Cleanup(func() {
+	s.shutdown = sync.OnceValue(func() error {
 		// A connection the client dialled but never used is "new" to the server, and
 		// Shutdown waits up to 5 s before it counts as idle: close such connections first.
 		client.CloseIdleConnections()
 		cancel()
-		if err := <-done; err != nil {
+		return <-done
+	})
+	t.Cleanup(func() {
+		if err := s.shutdown(); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 		if err := s.App.Close(context.Background()); err != nil {
@@ -117,6 +122,11 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 	})
 	return s
 }
+
+// Shutdown stops serving as SIGTERM does (drain delay, then the listeners close and
+// requests in flight finish) and returns what Serve returned; the stores stay open
+// until the test ends.
+func (s *Server) Shutdown() error { return s.shutdown() }
 
 // Request is one HTTP request to a Server.
 type Request struct {
