@@ -93,15 +93,21 @@ type Options struct {
 	Logs io.Writer
 	// Now overrides the clock (tests only); nil means time.Now.
 	Now func() time.Time
+	// WrapBlobs, when set, wraps the object store SHARE_BLOB_URL opens (tests only: to
+	// count or fail its calls through the whole stack).
+	WrapBlobs func(blob.Store) blob.Store
 }
 
 // App is a built process, ready to serve.
 type App struct {
-	deps     Deps
-	db       *gorm.DB
-	blobs    blob.Store
-	jobs     []Job
-	engine   *gin.Engine
+	deps   Deps
+	db     *gorm.DB
+	blobs  blob.Store
+	jobs   []Job
+	engine *gin.Engine
+	// uploads admits the requests with large bodies; its waiters give up when shutdown
+	// begins.
+	uploads  *httpx.Uploads
 	admin    http.Handler
 	rdb      *redis.Client
 	feed     *changefeed.Feed
@@ -165,6 +171,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	if a.blobs, err = blobstore.Open(ctx, cfg.BlobURL, opts.Getenv); err != nil {
 		return nil, fmt.Errorf("SHARE_BLOB_URL: %w", err)
 	}
+	if opts.WrapBlobs != nil {
+		a.blobs = opts.WrapBlobs(a.blobs)
+	}
 	accounts := accountdb.New(gdb)
 	notes := notedb.New(gdb, a.blobs)
 	a.deps = Deps{Config: cfg, Log: log,
@@ -188,7 +197,8 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		services[m.Name] = s
 		a.jobs = append(a.jobs, s.Jobs...)
 	}
-	if a.engine, err = newRouter(a.deps, lim, sessions, opts.Process, services); err != nil {
+	a.uploads = httpx.NewUploads(cfg.MaxUploads, cfg.UploadWait, reg)
+	if a.engine, err = newRouter(a.deps, lim, sessions, a.uploads, opts.Process, services); err != nil {
 		return nil, err
 	}
 	a.dependencyUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sharenote_dependency_up",
@@ -297,7 +307,8 @@ func (c checkedCollector) Collect(ch chan<- prometheus.Metric) {
 }
 
 // Serve serves until ctx is cancelled (SIGTERM), then stops in this order:
-//  1. readiness turns off at once, so that load balancers stop sending requests;
+//  1. readiness turns off at once, so that load balancers stop sending requests, and
+//     uploads waiting for a slot (SHARE_UPLOAD_WAIT) are refused with 503;
 //  2. for SHARE_DRAIN_DELAY both listeners still accept and serve, for the load balancers
 //     (and clients) that have not noticed yet, and ask keep-alive clients to reconnect;
 //  3. the public listener closes and its requests in flight finish, then the admin
@@ -317,6 +328,9 @@ func (a *App) Serve(ctx context.Context, public, admin net.Listener) error {
 		select {
 		case <-ctx.Done():
 			a.draining.Store(true)
+			// Uploads waiting for a slot are refused now, to be sent to another replica,
+			// rather than hold the shutdown.
+			a.uploads.Stop()
 			a.deps.Log.Info("shutting down", "drain_delay", cfg.DrainDelay.String(), "shutdown_timeout", cfg.ShutdownTimeout.String())
 			stopServers()
 		case <-serversCtx.Done():

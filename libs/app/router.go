@@ -34,7 +34,7 @@ type limiters struct {
 // tracing, access log, metrics, error rendering, panic recovery, the per-IP limit on
 // everything; then per route: body limit (size and minimum transfer rate), the per-IP auth
 // limit, bearer auth, the per-account mutation limit, the upload cap, the handler.
-func newRouter(d Deps, lim limiters, sessions authn.Verifier, process string, services map[string]Service) (*gin.Engine, error) {
+func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Uploads, process string, services map[string]Service) (*gin.Engine, error) {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
@@ -56,7 +56,6 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, process string, se
 	)
 
 	auth := authn.Middleware(sessions)
-	uploads := httpx.NewUploads(d.Config.MaxUploads, d.Registry)
 	var mounted []routes.Route
 	for _, target := range slices.Sorted(maps.Keys(services)) {
 		s := services[target]

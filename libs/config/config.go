@@ -67,8 +67,13 @@ type Config struct {
 	// CacheBytes bounds the per-process cache of public reads; 0 turns it off.
 	CacheBytes int64
 	// MaxUploads caps the requests with a large body (multipart publishes, big JSON) one
-	// process handles at once; more are refused with 503 before their bodies are read.
+	// process handles at once; more wait for a slot, before their bodies are read.
 	MaxUploads int
+	// UploadWait bounds how long a request with a large body waits for one of the
+	// MaxUploads slots before it is refused with 503; 0 refuses at once. The default,
+	// 30 s, queues a burst of 50 uploads on 8 slots, and leaves half of the ingress's
+	// 60 s proxy timeout for the upload itself.
+	UploadWait time.Duration
 }
 
 // Variables lists every environment variable Load reads with its default, in the order
@@ -92,7 +97,8 @@ var Variables = []struct{ Name, Default, Meaning string }{
 	{"SHARE_REAP_INTERVAL", "10m on SQLite, 0 on Postgres", "in-process reaper period; 0 = off"},
 	{"SHARE_UNPUBLISHED_RETENTION", "7d", "how long an unpublished note's text and versions are kept before the reaper deletes them (Go duration or whole days, e.g. 36h, 30d)"},
 	{"SHARE_CACHE_BYTES", "67108864", "per-process cache of public reads, in bytes; 0 = off"},
-	{"SHARE_MAX_UPLOADS", "8", "requests with a body over 64 KiB one process handles at once; more get 503"},
+	{"SHARE_MAX_UPLOADS", "8", "requests with a body over 64 KiB one process handles at once; more wait for a slot (SHARE_UPLOAD_WAIT)"},
+	{"SHARE_UPLOAD_WAIT", "30s", "how long a request with a body over 64 KiB waits for one of the SHARE_MAX_UPLOADS slots before it gets 503 with Retry-After; 0 = refuse at once"},
 }
 
 // Load reads the configuration through getenv (os.Getenv in production, a map in tests).
@@ -173,6 +179,9 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.MaxUploads, err = strconv.Atoi(get("SHARE_MAX_UPLOADS", "8")); err != nil || c.MaxUploads < 1 || c.MaxUploads > 10_000 {
 		errList = append(errList, fmt.Errorf("SHARE_MAX_UPLOADS=%q is not a whole number from 1 to 10000", getenv("SHARE_MAX_UPLOADS")))
 	}
+	if c.UploadWait, err = time.ParseDuration(get("SHARE_UPLOAD_WAIT", "30s")); err != nil || c.UploadWait < 0 || c.UploadWait > 5*time.Minute {
+		errList = append(errList, fmt.Errorf("SHARE_UPLOAD_WAIT=%q is not a duration from 0 to 5m", getenv("SHARE_UPLOAD_WAIT")))
+	}
 	reapDefault := "0"
 	if strings.HasPrefix(c.DatabaseURL, "sqlite:") {
 		reapDefault = "10m"
@@ -221,6 +230,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("unpublished_retention", c.UnpublishedRetention.String()),
 		slog.Int64("cache_bytes", c.CacheBytes),
 		slog.Int("max_uploads", c.MaxUploads),
+		slog.String("upload_wait", c.UploadWait.String()),
 	)
 }
 

@@ -49,6 +49,7 @@ func TestLoadDefaults(t *testing.T) {
 		ImageQuotaBytes:      1_000_000_000,
 		CacheBytes:           64 << 20,
 		MaxUploads:           8,
+		UploadWait:           30 * time.Second,
 		Targets:              routes.Targets, // all
 	}
 	if got := load(t, nil); !reflect.DeepEqual(got, want) {
@@ -221,6 +222,9 @@ func TestLoadRejectsInvalidValues(t *testing.T) {
 		{"a negative cache size is rejected", "SHARE_CACHE_BYTES", "-1"},
 		{"an upload cap that is not a number is rejected", "SHARE_MAX_UPLOADS", "many"},
 		{"an upload cap of zero is rejected", "SHARE_MAX_UPLOADS", "0"},
+		{"an upload wait that is not a duration is rejected", "SHARE_UPLOAD_WAIT", "long"},
+		{"a negative upload wait is rejected", "SHARE_UPLOAD_WAIT", "-1s"},
+		{"an upload wait past the read timeout is rejected", "SHARE_UPLOAD_WAIT", "6m"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

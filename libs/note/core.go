@@ -142,8 +142,10 @@ type Storer interface {
 	// expires at expires: ErrQuotaExceeded when
 	// the bytes would pass quota, a *TooManyImagesError when the images would pass
 	// MaxImagesPerAccount (both hold under concurrent reservations), ErrUploadExpired when
-	// the reservation to add to is gone.
-	Reserve(ctx context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int, quota int64, expires time.Time) error
+	// the reservation to add to is gone. The account's images of noteCUID named in
+	// replaces, which committing the upload releases, are not counted against either
+	// limit (a replacement is charged the difference).
+	Reserve(ctx context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int, replaces []string, quota int64, expires time.Time) error
 	// Release takes reservation id's bytes and images off the account's usage and deletes
 	// it; releasing a reservation that does not exist does nothing.
 	Release(ctx context.Context, id string) error

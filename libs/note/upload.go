@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -61,19 +62,25 @@ type Upload struct {
 	id      string // the reservation's
 	images  []StoredImage
 	keys    []string // every key an object may have been stored under
+	// replaces names the images whose same-named images the upload replaces (a multipart
+	// PATCH): every image added so far, and the one being added. Their namesakes' bytes
+	// are credited when its chunks are reserved, since committing the upload releases
+	// them: the quota counts the difference. Nil for a new publication.
+	replaces []string
 	// reserved is set once the reservation exists; done once Publish committed it.
 	reserved, done bool
 }
 
 // NewUpload starts the upload of a publish by accountCUID.
 func (c *Core) NewUpload(accountCUID string) *Upload {
-	return c.NewUploadTo(accountCUID, cuid.New())
+	return &Upload{core: c, account: accountCUID, cuid: cuid.New(), id: cuid.New()}
 }
 
 // NewUploadTo starts the upload of images to the publication noteCUID (a multipart
-// PATCH); Update checks that the account owns it.
+// PATCH); Update checks that the account owns it. An image replaces the same-named one,
+// and is charged against the quota for the difference of their sizes.
 func (c *Core) NewUploadTo(accountCUID, noteCUID string) *Upload {
-	return &Upload{core: c, account: accountCUID, cuid: noteCUID, id: cuid.New()}
+	return &Upload{core: c, account: accountCUID, cuid: noteCUID, id: cuid.New(), replaces: []string{}}
 }
 
 // Add streams one image, whose media type CheckImage found, from r into the object
@@ -177,14 +184,17 @@ func (r *reservingReader) fill() error {
 		return &ImageTooLargeError{Filename: r.filename}
 	}
 	images := 0
+	u := r.u
 	if !r.started {
 		images = 1
+		if u.replaces != nil && !slices.Contains(u.replaces, r.filename) {
+			u.replaces = append(u.replaces, r.filename)
+		}
 	}
 	if n == 0 && images == 0 {
 		return nil
 	}
-	u := r.u
-	if err := u.core.store.Reserve(r.ctx, u.id, u.cuid, u.account, !u.reserved, int64(n), images, u.core.quota, u.core.Now().Add(UploadTimeout)); err != nil {
+	if err := u.core.store.Reserve(r.ctx, u.id, u.cuid, u.account, !u.reserved, int64(n), images, u.replaces, u.core.quota, u.core.Now().Add(UploadTimeout)); err != nil {
 		return err
 	}
 	r.started, u.reserved = true, true

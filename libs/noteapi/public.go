@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -111,107 +110,6 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	h.Set("Content-Length", strconv.FormatInt(e.Len(), 10))
 	c.Status(http.StatusOK)
 	_, _ = e.WriteBody(c.Request.Context(), c.Writer) // A large body the cache keeps compressed is unpacked on the way.
-}
-
-// serveRanges answers e's body with Range support (206, multiple ranges, If-Range); the
-// caller has answered If-None-Match and set the headers. A streamed body is opened from
-// the store before the status is written when the whole body is asked for, so that a
-// store that cannot serve it answers 503 rather than a cut 200.
-func serveRanges(c *gin.Context, e *readcache.Entry) {
-	w := &rangeErrors{ResponseWriter: c.Writer, c: c}
-	if e.Open == nil {
-		http.ServeContent(w, c.Request, "", time.Time{}, bytes.NewReader(e.Body))
-		return
-	}
-	r := &objectReader{ctx: c.Request.Context(), open: e.Open, size: e.Size}
-	defer r.Close()
-	if c.GetHeader("Range") == "" {
-		if err := r.start(); err != nil {
-			errs.Abort(c, err)
-			return
-		}
-	}
-	http.ServeContent(w, c.Request, "", time.Time{}, r)
-}
-
-// rangeErrors turns http.ServeContent's plain-text 416 into the API's JSON error, which
-// errs.Middleware writes: the status and body ServeContent writes are dropped.
-type rangeErrors struct {
-	gin.ResponseWriter
-	c       *gin.Context
-	refused bool
-}
-
-func (w *rangeErrors) WriteHeader(code int) {
-	if code != http.StatusRequestedRangeNotSatisfiable {
-		w.ResponseWriter.WriteHeader(code)
-		return
-	}
-	w.refused = true
-	w.Header().Del("Content-Type") // http.Error's text/plain; the JSON renderer sets its own only where none is.
-	errs.Abort(w.c, errs.New(code, errs.RangeNotSatisfiable, "The requested range does not overlap the image."))
-}
-
-func (w *rangeErrors) Write(p []byte) (int, error) {
-	if w.refused {
-		return len(p), nil
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-// objectReader is a streamed body as the io.ReadSeeker http.ServeContent reads ranges
-// from: a seek only moves the offset, and the next read opens the object there.
-type objectReader struct {
-	ctx       context.Context
-	open      func(ctx context.Context, off, n int64) (io.ReadCloser, error)
-	size, off int64
-	rc        io.ReadCloser
-}
-
-func (o *objectReader) start() error {
-	rc, err := o.open(o.ctx, o.off, -1)
-	if err != nil {
-		return err
-	}
-	o.rc = rc
-	return nil
-}
-
-func (o *objectReader) Read(p []byte) (int, error) {
-	if o.rc == nil {
-		if err := o.start(); err != nil {
-			return 0, err
-		}
-	}
-	n, err := o.rc.Read(p)
-	o.off += int64(n)
-	return n, err
-}
-
-func (o *objectReader) Seek(offset int64, whence int) (int64, error) {
-	to := offset
-	switch whence {
-	case io.SeekCurrent:
-		to += o.off
-	case io.SeekEnd:
-		to += o.size
-	}
-	if to < 0 {
-		return o.off, errors.New("seek before the start of the object")
-	}
-	if to != o.off {
-		o.Close()
-	}
-	o.off = to
-	return to, nil
-}
-
-// Close closes the open object, if any.
-func (o *objectReader) Close() {
-	if o.rc != nil {
-		_ = o.rc.Close()
-		o.rc = nil
-	}
 }
 
 // Entry returns the cache entry of an active publication's public read.

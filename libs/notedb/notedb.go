@@ -180,8 +180,9 @@ func replaceImages(tx *gorm.DB, cuid, accountCUID string, images []note.StoredIm
 // lock (and SQLite has one writer), so parallel uploads can never push the usage past
 // quota nor the count past note.MaxImagesPerAccount. The count is a column beside the
 // bytes rather than a COUNT of the image rows so that the check costs the same one row
-// update at 10,000 images as at none.
-func (s *Store) Reserve(ctx context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int, quota int64, expires time.Time) error {
+// update at 10,000 images as at none. An upload that replaces images is charged by
+// chargeReplacing instead.
+func (s *Store) Reserve(ctx context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int, replaces []string, quota int64, expires time.Time) error {
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The reservation first: adding to one the reaper released must fail before the
 		// account is charged, and must not make it anew.
@@ -199,6 +200,9 @@ func (s *Store) Reserve(ctx context.Context, id, noteCUID, accountCUID string, c
 			if res.RowsAffected == 0 {
 				return note.ErrUploadExpired
 			}
+		}
+		if len(replaces) > 0 {
+			return chargeReplacing(tx, noteCUID, accountCUID, bytes, images, replaces, quota)
 		}
 		res := tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used + ?, image_count = image_count + ? "+
 			"WHERE cuid = ? AND image_bytes_used + ? <= ? AND image_count + ? <= ?",

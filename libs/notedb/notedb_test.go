@@ -52,7 +52,7 @@ func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredIm
 		for _, img := range images {
 			size += img.Size
 		}
-		if err := f.store.Reserve(context.Background(), "upload-"+cuid, cuid, f.owner, true, size, len(images), 1e9, f.now.Add(time.Hour)); err != nil {
+		if err := f.store.Reserve(context.Background(), "upload-"+cuid, cuid, f.owner, true, size, len(images), nil, 1e9, f.now.Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -10,11 +10,13 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/config"
 )
 
@@ -26,6 +28,7 @@ type Server struct {
 	App      *app.App
 	Logs     *SyncBuffer
 	Clock    *Clock
+	shutdown func() error
 }
 
 // Option adjusts StartServer.
@@ -35,6 +38,7 @@ type options struct {
 	env   map[string]string
 	clock *Clock
 	logs  io.Writer
+	blobs func(blob.Store) blob.Store
 }
 
 // WithEnv sets a configuration variable for the server.
@@ -43,6 +47,10 @@ func WithEnv(name, value string) Option { return func(o *options) { o.env[name] 
 // WithLogs sends the server's log lines to w instead of Server.Logs (a benchmark's
 // /dev/null: a buffer that grows by every line would measure itself).
 func WithLogs(w io.Writer) Option { return func(o *options) { o.logs = w } }
+
+// WithBlobs makes the server use wrap(store) as its object store, so that a test can
+// count or fail the calls the whole stack makes to it.
+func WithBlobs(wrap func(blob.Store) blob.Store) Option { return func(o *options) { o.blobs = wrap } }
 
 // WithClock makes the server read time from c.
 func WithClock(c *Clock) Option { return func(o *options) { o.clock = c } }
@@ -90,19 +98,22 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 	if o.logs != nil {
 		logs = o.logs
 	}
-	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Modules: modules, Getenv: getenv, Logs: logs, Now: o.clock.Now})
+	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Modules: modules, Getenv: getenv, Logs: logs, Now: o.clock.Now, WrapBlobs: o.blobs})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
 	go func() { done <- s.App.Serve(ctx, public, admin) }()
-	t.Cleanup(func() {
+	s.shutdown = sync.OnceValue(func() error {
 		// A connection the client dialled but never used is "new" to the server, and
 		// Shutdown waits up to 5 s before it counts as idle: close such connections first.
 		client.CloseIdleConnections()
 		cancel()
-		if err := <-done; err != nil {
+		return <-done
+	})
+	t.Cleanup(func() {
+		if err := s.shutdown(); err != nil {
 			t.Errorf("serve: %v", err)
 		}
 		if err := s.App.Close(context.Background()); err != nil {
@@ -111,6 +122,11 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 	})
 	return s
 }
+
+// Shutdown stops serving as SIGTERM does (drain delay, then the listeners close and
+// requests in flight finish) and returns what Serve returned; the stores stay open
+// until the test ends.
+func (s *Server) Shutdown() error { return s.shutdown() }
 
 // Request is one HTTP request to a Server.
 type Request struct {

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -137,21 +138,38 @@ func TestSlowBodyIsCutLongBeforeTheReadTimeout(t *testing.T) {
 	})
 }
 
-// inFlight reads sharenote_uploads_in_flight from the admin listener.
-func (f *fixture) inFlight(t *testing.T) int {
+// uploadGauge reads a gauge of the upload cap (sharenote_uploads_in_flight,
+// sharenote_uploads_waiting) from the admin listener.
+func (f *fixture) uploadGauge(t *testing.T, name string) int {
 	t.Helper()
-	m := regexp.MustCompile(`(?m)^sharenote_uploads_in_flight (\d+)$`).FindSubmatch(f.Admin(t, "/metrics").Body)
+	m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindSubmatch(f.Admin(t, "/metrics").Body)
 	if m == nil {
-		t.Fatal("/metrics has no sharenote_uploads_in_flight")
+		t.Fatalf("/metrics has no %s", name)
 	}
 	n, _ := strconv.Atoi(string(m[1]))
 	return n
 }
 
-func TestUploadsOverTheCapAreRefusedAtOnce(t *testing.T) {
+// inFlight reads sharenote_uploads_in_flight from the admin listener.
+func (f *fixture) inFlight(t *testing.T) int {
+	t.Helper()
+	return f.uploadGauge(t, "sharenote_uploads_in_flight")
+}
+
+// waitGauge waits up to 5 s for the gauge name to read want.
+func (f *fixture) waitGauge(t *testing.T, name string, want int) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); f.uploadGauge(t, name) != want; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s = %d, want %d", name, f.uploadGauge(t, name), want)
+		}
+	}
+}
+
+func TestUploadsOverTheCapWaitForASlot(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		const maxUploads, extra = 2, 5
-		f := start(t, b, testkit.WithEnv("SHARE_MAX_UPLOADS", strconv.Itoa(maxUploads)))
+		const maxUploads, extra, wait = 2, 5, 2 * time.Second
+		f := start(t, b, testkit.WithEnv("SHARE_MAX_UPLOADS", strconv.Itoa(maxUploads)), testkit.WithEnv("SHARE_UPLOAD_WAIT", wait.String()))
 		acc := f.NewAccount(t, "uploader")
 		body, contentType := multipartBody(t, field("content", "![[a.png]]"), file("a.png", "image/png", testkit.PNGOfSize(t, 300_000)))
 
@@ -163,49 +181,63 @@ func TestUploadsOverTheCapAreRefusedAtOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for deadline := time.Now().Add(5 * time.Second); f.inFlight(t) < maxUploads; time.Sleep(10 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d uploads in flight, want %d", f.inFlight(t), maxUploads)
-			}
-		}
+		f.waitGauge(t, "sharenote_uploads_in_flight", maxUploads)
 
-		t.Run("uploads beyond the cap get 503 with Retry-After before sending any body", func(t *testing.T) {
+		t.Run("uploads beyond the cap wait SHARE_UPLOAD_WAIT, then get 503 with Retry-After before sending any body", func(t *testing.T) {
+			// Only the heads are sent: an answer that waited for the body would come 10 s
+			// later as a 408. A body of unknown length, and one small enough that net/http
+			// would otherwise read what is left of it, wait and are refused alike.
+			var lengths []int
 			for range extra {
-				// Only the head is sent: an answer that waited for the body would come
-				// 10 s later as a 408.
-				r := f.rawPublish(t, acc.Token, contentType, len(body))
-				resp, took := r.response(t)
-				resp.Expect(t, http.StatusServiceUnavailable, "service_unavailable")
-				if took > time.Second {
-					t.Errorf("the refusal took %v, want it at once", took)
-				}
-				if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 {
-					t.Errorf("Retry-After = %q, want whole seconds ≥ 1", resp.Header.Get("Retry-After"))
-				}
-				r.closedByServer(t, lingerBound)
+				lengths = append(lengths, len(body))
 			}
-			// A body of unknown length, and one small enough that net/http would otherwise
-			// read what is left of it, are refused as quickly.
-			for _, length := range []int{-1, 100_000} {
+			lengths = append(lengths, -1, 100_000)
+			var wg sync.WaitGroup
+			for _, length := range lengths {
 				r := f.rawPublish(t, acc.Token, contentType, length)
-				resp, took := r.response(t)
-				resp.Expect(t, http.StatusServiceUnavailable, "service_unavailable")
-				if took > time.Second {
-					t.Errorf("the refusal took %v, want it at once", took)
-				}
-				r.closedByServer(t, lingerBound)
+				wg.Go(func() {
+					resp, took := r.response(t)
+					resp.Expect(t, http.StatusServiceUnavailable, "service_unavailable")
+					if took < wait || took > wait+time.Second {
+						t.Errorf("the refusal took %v, want it after the wait of %v", took, wait)
+					}
+					if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err != nil || s < 1 {
+						t.Errorf("Retry-After = %q, want whole seconds ≥ 1", resp.Header.Get("Retry-After"))
+					}
+					r.closedByServer(t, lingerBound)
+				})
+			}
+			wg.Wait()
+			if n := f.uploadGauge(t, "sharenote_uploads_waiting"); n != 0 {
+				t.Errorf("%d uploads waiting after every waiter was refused, want 0", n)
 			}
 		})
 		t.Run("small bodies pass while every upload slot is taken", func(t *testing.T) {
 			f.published(t, f.markdown(t, acc.Token, "# Small", nil))
 		})
+		t.Run("an upload waiting for a slot gets the first that frees up", func(t *testing.T) {
+			waiter := f.rawPublish(t, acc.Token, contentType, len(body))
+			go func() { _ = waiter.write(body) }()
+			f.waitGauge(t, "sharenote_uploads_waiting", 1)
+			time.Sleep(wait / 2)
+			if err := holders[0].write(body[len(body)/2:]); err != nil {
+				t.Fatal(err)
+			}
+			resp, _ := holders[0].response(t)
+			f.published(t, resp)
+			resp, took := waiter.response(t)
+			f.published(t, resp)
+			if took < wait/2 {
+				t.Errorf("the waiting upload was answered after %v, before a slot was free", took)
+			}
+		})
 		t.Run("the uploads holding the slots complete", func(t *testing.T) {
-			for _, h := range holders {
+			for _, h := range holders[1:] {
 				if err := h.write(body[len(body)/2:]); err != nil {
 					t.Fatal(err)
 				}
 			}
-			for _, h := range holders {
+			for _, h := range holders[1:] {
 				resp, _ := h.response(t)
 				f.published(t, resp)
 			}
@@ -219,6 +251,37 @@ func TestUploadsOverTheCapAreRefusedAtOnce(t *testing.T) {
 			}
 		})
 	})
+}
+
+func TestUploadsWaitingForASlotAreRefusedWhenShutdownBegins(t *testing.T) {
+	f := start(t, testkit.SQLiteBackend(t), testkit.WithEnv("SHARE_MAX_UPLOADS", "1"), testkit.WithEnv("SHARE_UPLOAD_WAIT", "1m"),
+		testkit.WithEnv("SHARE_DRAIN_DELAY", "2s"))
+	acc := f.NewAccount(t, "uploader")
+	body, contentType := multipartBody(t, field("content", "![[a.png]]"), file("a.png", "image/png", testkit.PNGOfSize(t, 300_000)))
+	holder := f.rawPublish(t, acc.Token, contentType, len(body))
+	if err := holder.write(body[:len(body)/2]); err != nil {
+		t.Fatal(err)
+	}
+	f.waitGauge(t, "sharenote_uploads_in_flight", 1)
+	waiter := f.rawPublish(t, acc.Token, contentType, len(body))
+	f.waitGauge(t, "sharenote_uploads_waiting", 1)
+	shutdown := make(chan error, 1)
+	go func() { shutdown <- f.Shutdown() }()
+	// The waiter is refused as the drain begins, rather than holding the shutdown for
+	// its minute; the upload in flight finishes.
+	resp, took := waiter.response(t)
+	resp.Expect(t, http.StatusServiceUnavailable, "service_unavailable")
+	if took > 5*time.Second {
+		t.Errorf("the waiting upload was refused after %v, want at once when shutdown began", took)
+	}
+	if err := holder.write(body[len(body)/2:]); err != nil {
+		t.Fatal(err)
+	}
+	resp, _ = holder.response(t)
+	f.published(t, resp)
+	if err := <-shutdown; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
 }
 
 func TestMaxUploadsMustBeAPositiveNumber(t *testing.T) {
