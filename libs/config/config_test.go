@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/netip"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -329,5 +330,67 @@ func TestLogValueNeverShowsAPassword(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestREADMETableIsTheDeclarations keeps the README's configuration table and Variables
+// from drifting: every SHARE_ row is a declared setting, in order, with its meaning and
+// default as declared, and a literal default is the one the table states.
+func TestREADMETableIsTheDeclarations(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Configuration\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	var rows []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| `SHARE_") {
+			rows = append(rows, line)
+		}
+	}
+	for i, s := range config.Variables {
+		want := "| `" + s.Name + "` | " + strings.ReplaceAll(s.Meaning, "|", `\|`) + " | " + s.DocDefault() + " |"
+		if i >= len(rows) || rows[i] != want {
+			t.Errorf("README configuration row %d differs from the declaration; want\n%s", i+1, want)
+		}
+		if s.DefaultDoc != "" && s.Default != "" && !strings.HasPrefix(s.DefaultDoc, "`"+s.Default+"`") {
+			t.Errorf("%s: the documented default %q does not state the default %q", s.Name, s.DefaultDoc, s.Default)
+		}
+	}
+	if len(rows) != len(config.Variables) {
+		t.Errorf("README's configuration table has %d SHARE_ rows, Variables %d settings", len(rows), len(config.Variables))
+	}
+}
+
+func TestInspectNamesSourcesAndMasksSecrets(t *testing.T) {
+	values := config.Inspect(env(map[string]string{
+		"SHARE_ADDR":         ":8081",
+		"SHARE_DATABASE_URL": "postgres://app:Pg-s3cret@db/sharenote",
+		"SHARE_REDIS_URL":    "mysql://:Rd-s3cret@r:6379", // Bad, and still never shown.
+	}))
+	if len(values) != len(config.Variables) {
+		t.Fatalf("Inspect returned %d values, want one per setting (%d)", len(values), len(config.Variables))
+	}
+	want := map[string]struct {
+		shown   string
+		fromEnv bool
+		bad     bool
+	}{
+		"SHARE_ADDR":          {":8081", true, false},
+		"SHARE_PUBLIC_URL":    {"http://localhost:8081", false, false},
+		"SHARE_DATABASE_URL":  {"postgres://app:xxxxx@db/sharenote", true, false},
+		"SHARE_REDIS_URL":     {"xxxxx", true, true},
+		"SHARE_TARGETS":       {strings.Join(routes.Targets, ","), false, false},
+		"SHARE_REAP_INTERVAL": {"0s", false, false},
+	}
+	for _, v := range values {
+		if strings.Contains(v.Shown, "s3cret") || (v.Err != nil && strings.Contains(v.Err.Error(), "s3cret")) {
+			t.Errorf("%s shows a password: %q, %v", v.Setting.Name, v.Shown, v.Err)
+		}
+		w, ok := want[v.Setting.Name]
+		if ok && (v.Shown != w.shown || v.FromEnv != w.fromEnv || (v.Err != nil) != w.bad) {
+			t.Errorf("%s: shown %q, from the environment %v, error %v; want %q, %v, bad %v", v.Setting.Name, v.Shown, v.FromEnv, v.Err, w.shown, w.fromEnv, w.bad)
+		}
 	}
 }
