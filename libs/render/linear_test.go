@@ -1,0 +1,106 @@
+//go:build unix
+
+package render
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// shapes are the inputs that took a render time quadratic in their length: each is a
+// unit repeated to the size of the note.
+var shapes = []struct{ name, unit string }{
+	{"unclosed inline math", " $a"},
+}
+
+// renderTime is the shortest CPU time of n renders of src, without the deadline of
+// Markdown. CPU time, the process's (with its garbage collection), since the machines
+// that run the tests are shared: a render's wall time there is mostly waiting.
+func renderTime(tb testing.TB, src string, n int) time.Duration {
+	tb.Helper()
+	best := time.Duration(1<<63 - 1)
+	for range n {
+		began := cpuTime(tb)
+		if _, err := render(context.Background(), src, Options{}); err != nil {
+			tb.Fatal(err)
+		}
+		best = min(best, cpuTime(tb)-began)
+	}
+	return best
+}
+
+// cpuTime is the CPU time the process has taken so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+// note is unit repeated to exactly size bytes.
+func note(unit string, size int) string {
+	return strings.Repeat(unit, size/len(unit)+1)[:size]
+}
+
+// linearity renders unit repeated to small and to large bytes, and reports an error when
+// the render time per byte at large is over ratio times that at small, plus slack: a
+// render quadratic in its length takes large/small times as long per byte. The slack
+// and the retries (the shortest of up to three renders at each size) keep a busy, shared
+// machine from failing it.
+func linearity(tb testing.TB, unit string, small, large int, ratio float64, slack time.Duration) error {
+	tb.Helper()
+	a, b := note(unit, small), note(unit, large)
+	var perSmall, perLarge float64
+	for try := 1; try <= 3; try++ {
+		s := renderTime(tb, a, try)
+		l := renderTime(tb, b, try)
+		perSmall = float64(s) / float64(small)
+		perLarge = float64(l-slack) / float64(large)
+		if perLarge <= ratio*perSmall {
+			return nil
+		}
+		if perLarge > 3*ratio*perSmall {
+			break // far over: no noise
+		}
+	}
+	return fmt.Errorf("%q: %.0f ns/KiB at %d KiB, %.0f ns/KiB at %d KiB (less %v): over %.0f times",
+		unit, perSmall*1024, small>>10, perLarge*1024, large>>10, slack, ratio)
+}
+
+func TestEachShapeRendersInLinearTime(t *testing.T) {
+	for _, s := range shapes {
+		t.Run(s.name, func(t *testing.T) {
+			if err := linearity(t, s.unit, 16<<10, 256<<10, 5, 20*time.Millisecond); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// BenchmarkShapes reports the render time per KiB of each shape at four sizes, as wall
+// time (ns/KiB) and as the process's CPU time (cpu-ns/KiB, steadier on a shared
+// machine); linear means about the same figure at each size.
+func BenchmarkShapes(b *testing.B) {
+	for _, s := range shapes {
+		for _, kib := range []int{16, 64, 256, 1024} {
+			b.Run(fmt.Sprintf("%s/%dKiB", strings.ReplaceAll(s.name, " ", "_"), kib), func(b *testing.B) {
+				src := note(s.unit, kib<<10)
+				b.SetBytes(int64(len(src)))
+				began := cpuTime(b)
+				for b.Loop() {
+					if _, err := render(context.Background(), src, Options{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+				cpu := cpuTime(b) - began
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(kib), "ns/KiB")
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N)/float64(kib), "cpu-ns/KiB")
+			})
+		}
+	}
+}
