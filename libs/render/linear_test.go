@@ -11,10 +11,25 @@ import (
 	"time"
 )
 
-// shapes are the inputs that took a render time quadratic in their length: each is a
-// unit repeated to the size of the note.
+// shapes are the inputs that took a render time quadratic in their length, or worse,
+// before bounds and the fix of inline math: each is a unit repeated to the size of the
+// note. The name says what goldmark, or an extension of ours, did again and again.
 var shapes = []struct{ name, unit string }{
+	{"unclosed link destinations", "[a](b"},
+	{"unclosed image destinations", "![a](b"},
+	{"unclosed angle destinations", "[a](<b"},
+	{"unclosed link titles", "[a](b (\n"},
+	{"links in unclosed wikilinks", "[[[[a](b)"},
+	{"unclosed wikilinks", "[[a"},
+	{"mismatched emphasis", "*a_"},
+	{"mismatched emphasis, other way", "_a*"},
+	{"mismatched emphasis over lines", "_a*\n"},
+	{"nested block quotes", ">"},
+	{"nested ordered lists", "1. "},
 	{"unclosed inline math", " $a"},
+	{"link reference definitions", "[a]: b\n"},
+	{"shortcut references", "[a]\n"},
+	{"footnotes that refer to no footnote", "[^a]: [^b]\n"},
 }
 
 // renderTime is the shortest CPU time of n renders of src, without the deadline of

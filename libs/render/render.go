@@ -109,6 +109,7 @@ func MaxHTML(n int) int {
 var markdown = goldmark.New(
 	goldmark.WithRenderer(newRenderer()),
 	goldmark.WithExtensions(
+		bounds{},
 		tables{},
 		extension.Strikethrough,
 		extension.Linkify,

@@ -1,0 +1,385 @@
+package render
+
+import (
+	"bytes"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/renderer"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// bounds is the goldmark extension that keeps a parse linear in the length of the note.
+// goldmark's own parsers do work quadratic in the length of a block for some inputs, and
+// goldmark cannot be told to stop, so bounds refuses the constructs that would start that
+// work, before goldmark's parsers see them:
+//
+//   - Containers (block quotes, list items, footnotes) nest at most maxNesting deep. For
+//     each level goldmark measures the line's indentation from its start again, so a
+//     line of 64 KiB of ">" took 15 s. The rest of a line that would open a container
+//     deeper than that is shown as plain text.
+//   - Each block (paragraph, heading, table cell) may cost goldmark at most
+//     workPerByte*len(block)+workSlack units of work, each unit a byte scanned or a
+//     delimiter passed over. Before goldmark parses a link, wikilink, footnote
+//     reference or emphasis delimiter, bounds works out an upper bound of what the
+//     parse will scan: for a link, the destination up to the next white space and its
+//     title up to its closing character; for a `[[`, the line up to the next `]]`; for a
+//     delimiter run, every delimiter before it in the block. A construct over the
+//     block's allowance is shown as plain text. Without it, 120 KiB of "[a](b" took
+//     1.9 s and 64 KiB of "*a_" 3 s, since goldmark scans to the end of the line for
+//     each unclosed destination and back over every opener for each closer.
+//
+// A block with a construct shown as plain text is reported as a Fallback. Everyday notes
+// stay far within both bounds: a link costs about its length, and a paragraph would
+// need hundreds of emphasis delimiters for them to cost more than its length times
+// workPerByte.
+type bounds struct{}
+
+// maxNesting is the deepest a container may be, counting the document and each block
+// quote, list and list item around it (a level of a nested list is two).
+const maxNesting = 32
+
+// workPerByte and workSlack make a block's allowance of work (see bounds).
+const (
+	workPerByte = 32
+	workSlack   = 32 << 10
+)
+
+// Reasons of the fallbacks of bounds.
+const (
+	reasonNesting = "nested too deeply"
+	reasonWork    = "too many unclosed links or emphasis marks to parse"
+)
+
+func (bounds) Extend(m goldmark.Markdown) {
+	m.Parser().AddOptions(
+		parser.WithBlockParsers(util.Prioritized(shallowBlocks{}, 1)),
+		parser.WithParagraphTransformers(util.Prioritized(boundedDefinitions{}, 1)),
+		parser.WithInlineParsers(util.Prioritized(boundedInline{}, 1)),
+	)
+	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(bounds{}, 100)))
+}
+
+func (bounds) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
+	reg.Register(kindClipped, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkSkipChildren, nil
+		}
+		s := w.(*sink)
+		s.fallback(blockRef(n, source), reasonWork)
+		gmhtml.DefaultWriter.RawWrite(s, n.(*clippedNode).Segment.Value(source))
+		return ast.WalkSkipChildren, nil
+	})
+}
+
+// blockRef is the first line of the block that holds n, for a fallback.
+func blockRef(n ast.Node, source []byte) string {
+	for ; n != nil; n = n.Parent() {
+		if n.Type() == ast.TypeBlock && n.Lines().Len() > 0 {
+			first := n.Lines().At(0)
+			b := first.Value(source)
+			return firstLine(string(b[:min(len(b), 4*80)])) // a character has at most 4 bytes
+		}
+	}
+	return ""
+}
+
+// shallowBlocks shows as plain text the rest of a line that would open a container
+// deeper than maxNesting. It comes before every other block parser.
+type shallowBlocks struct{}
+
+func (shallowBlocks) Trigger() []byte {
+	return []byte{'>', '-', '+', '*', '[', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'}
+}
+
+func (shallowBlocks) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	if line, _ := reader.PeekLine(); pc.BlockOffset() >= 0 && bytes.HasPrefix(line[pc.BlockOffset():], []byte("[^")) {
+		// Maybe a footnote's definition: see footnotes.
+		n, _ := pc.Get(footnotesKey).(int)
+		pc.Set(footnotesKey, n+1)
+	}
+	depth := 0
+	for n := parent; n != nil && depth < maxNesting; n = n.Parent() {
+		depth++
+	}
+	if depth < maxNesting {
+		return nil, parser.NoChildren
+	}
+	_, segment := reader.PeekLine()
+	o := &oversized{reason: reasonNesting}
+	o.Lines().Append(segment)
+	reader.Advance(segment.Len() - 1)
+	return o, parser.NoChildren
+}
+
+func (shallowBlocks) Continue(ast.Node, text.Reader, parser.Context) parser.State {
+	return parser.Close
+}
+
+func (shallowBlocks) Close(ast.Node, text.Reader, parser.Context) {}
+
+func (shallowBlocks) CanInterruptParagraph() bool { return true }
+
+func (shallowBlocks) CanAcceptIndentedLine() bool { return false }
+
+// footnotesKey counts the lines that may define a footnote. The footnote parser looks
+// for a reference's definition among them all in turn.
+var footnotesKey = parser.NewContextKey()
+
+// boundedDefinitions shows as plain text a paragraph whose link reference definitions
+// would cost goldmark more than the paragraph's allowance of work (see bounds): for
+// each definition, goldmark copies the lines of the paragraph after it, so 256 KiB of
+// "[a]: b\n" took 4 s.
+type boundedDefinitions struct{}
+
+func (boundedDefinitions) Transform(node *ast.Paragraph, reader text.Reader, _ parser.Context) {
+	lines := node.Lines()
+	definitions, size := 0, 0
+	for i := range lines.Len() {
+		line := lines.At(i)
+		size += line.Len()
+		if b := bytes.TrimLeft(line.Value(reader.Source()), " "); len(b) > 0 && b[0] == '[' {
+			definitions++
+		}
+	}
+	if definitions*lines.Len() <= workPerByte*size+workSlack {
+		return
+	}
+	o := &oversized{reason: reasonWork}
+	o.SetLines(lines)
+	node.Parent().ReplaceChild(node.Parent(), node, o)
+}
+
+var kindClipped = ast.NewNodeKind("Clipped")
+
+// clippedNode is a construct that bounds showed as plain text.
+type clippedNode struct {
+	ast.BaseInline
+	Segment text.Segment
+}
+
+func (n *clippedNode) Kind() ast.NodeKind { return kindClipped }
+
+func (n *clippedNode) Dump(source []byte, level int) { ast.DumpHelper(n, source, level, nil, nil) }
+
+// boundedInline charges each construct that can make goldmark scan far to its block's
+// allowance, and shows it as plain text when the allowance cannot pay for it. It comes
+// before every other inline parser of its triggers, and otherwise leaves the construct
+// to them.
+type boundedInline struct{}
+
+func (boundedInline) Trigger() []byte { return []byte{'[', '!', ']', '*', '_', '~', '='} }
+
+var workKey = parser.NewContextKey()
+
+// work is the account of the block being parsed, kept in the parser's context.
+type work struct {
+	block ast.Node
+	lines *text.Segments
+	line  int // the index of the line the parse is in
+	end   int // where the block's last line stops in the source
+	left  int // the block's allowance still unspent
+	// openers are the positions of the `[` let through and not yet closed.
+	openers []int
+	// footnotes are the lines that may define a footnote.
+	footnotes int
+	// delimiters counts the delimiter runs let through in the block: a closing one
+	// makes goldmark look back over them all.
+	delimiters int
+	// The searches ahead, each for one kind of character; see ahead.
+	space, nonSpace, angle, bracket, wiki, quote, apostrophe, paren ahead
+}
+
+// account is the work account of block, a fresh one when the parse has moved to it.
+func account(block ast.Node, pc parser.Context) *work {
+	if w, ok := pc.Get(workKey).(*work); ok && w.block == block {
+		return w
+	}
+	footnotes, _ := pc.Get(footnotesKey).(int)
+	lines := block.Lines()
+	w := &work{block: block, lines: lines, left: workSlack, footnotes: footnotes}
+	for i := range lines.Len() {
+		line := lines.At(i)
+		w.left += workPerByte * line.Len()
+	}
+	if lines.Len() > 0 {
+		w.end = lines.At(lines.Len() - 1).Stop
+	}
+	pc.Set(workKey, w)
+	return w
+}
+
+func (boundedInline) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, segment := block.PeekLine()
+	if len(line) == 0 {
+		return nil
+	}
+	w := account(parent, pc)
+	src := block.Source()
+	at, end := segment.Start, max(w.end, segment.Stop)
+	n := 1
+	var cost int
+	switch c := line[0]; c {
+	case '!':
+		if len(line) < 2 || line[1] != '[' {
+			return nil
+		}
+		cost = w.opener(src, at+1, segment.Stop)
+	case '[':
+		cost = w.opener(src, at, segment.Stop)
+	case ']':
+		cost = w.closer(src, at, end)
+		if k := len(w.openers); k > 0 {
+			// goldmark copies the label of a link that is not inline, out of the
+			// block's lines from the last one back.
+			cost += at - w.openers[k-1] + w.linesAfter(at)
+		}
+	default:
+		d := parser.ScanDelimiter(line, block.PrecendingCharacter(), 1, runOf(c))
+		if d == nil {
+			return nil
+		}
+		n = d.OriginalLength
+		if d.CanClose {
+			cost = w.delimiters
+		}
+		if d.CanOpen || d.CanClose {
+			w.delimiters++
+		}
+	}
+	if cost <= w.left {
+		w.left -= cost
+		switch line[0] {
+		case '!':
+			w.openers = append(w.openers, at+1)
+		case '[':
+			if !w.wikilink(src, at, segment.Stop) {
+				w.openers = append(w.openers, at)
+			}
+		case ']':
+			if k := len(w.openers); k > 0 {
+				w.openers = w.openers[:k-1]
+			}
+		}
+		return nil
+	}
+	if line[0] == '*' || line[0] == '_' || line[0] == '~' || line[0] == '=' {
+		w.delimiters-- // shown as text: not a delimiter after all
+	}
+	clipped := &clippedNode{Segment: segment.WithStop(segment.Start + n)}
+	block.Advance(n)
+	return withText(clipped, string(clipped.Segment.Value(src)))
+}
+
+// opener is the cost of the `[` at i, whose line stops at stop: what the wikilink parser
+// scans for its `]]`, and what the footnote parser scans for its `]`.
+func (w *work) opener(src []byte, i, stop int) int {
+	cost := 1
+	switch {
+	case bytes.HasPrefix(src[i:stop], []byte("[[")):
+		cost += w.wiki.find(src, i+2, stop, indexWiki) - i
+	case bytes.HasPrefix(src[i:stop], []byte("[^")):
+		// Its label, copied out of the block's lines, and each definition in turn.
+		cost += min(w.bracket.find(src, i+2, stop, indexBracket)-i, 1000) + w.linesAfter(i) + w.footnotes
+	}
+	return cost
+}
+
+// wikilink reports whether the `[` at i, whose line stops at stop, is likely to open a
+// wikilink, which takes its `]]` along.
+func (w *work) wikilink(src []byte, i, stop int) bool {
+	return bytes.HasPrefix(src[i:stop], []byte("[[")) && w.wiki.find(src, i+2, stop, indexWiki)-i <= maxWikiTarget+2
+}
+
+// linesAfter is the number of the block's lines from the one of position i to the last.
+func (w *work) linesAfter(i int) int {
+	for w.line < w.lines.Len()-1 && w.lines.At(w.line).Stop <= i {
+		w.line++
+	}
+	return w.lines.Len() - w.line
+}
+
+// closer is the cost of the `]` at i, in a block that ends at end: goldmark's link
+// parser scans an inline link's destination and title, or a reference link's label.
+func (w *work) closer(src []byte, i, end int) int {
+	if i+1 >= end {
+		return 1
+	}
+	switch src[i+1] {
+	case '(':
+		// The destination: after spaces, up to its `>` or to the next white space.
+		dest := w.nonSpace.find(src, i+2, end, indexNonSpace)
+		var stop int
+		if dest < end && src[dest] == '<' {
+			stop = w.angle.find(src, dest+1, end, indexAngle)
+		} else {
+			stop = w.space.find(src, dest, end, indexSpace)
+		}
+		// The title: after spaces, up to its closing character.
+		title := w.nonSpace.find(src, stop, end, indexNonSpace)
+		if title < end {
+			switch src[title] {
+			case '"':
+				title = w.quote.find(src, title+1, end, indexQuote)
+			case '\'':
+				title = w.apostrophe.find(src, title+1, end, indexApostrophe)
+			case '(':
+				title = w.paren.find(src, title+1, end, indexParen)
+			}
+		}
+		return 1 + title - i
+	case '[':
+		return 1 + w.bracket.find(src, i+2, end, indexBracket) - i
+	}
+	return 1
+}
+
+// ahead caches a search forward for one kind of character: at is the first match at or
+// after from, or limit if there is none before it. Each block's constructs are parsed
+// in the order of the source, so most searches start within the last one's range and
+// are answered at once, and the searches together scan each byte about once.
+type ahead struct{ from, at, limit int }
+
+func (a *ahead) find(src []byte, from, limit int, index func([]byte) int) int {
+	if from >= limit {
+		return limit
+	}
+	if a.limit == limit && a.from <= from && from <= a.at {
+		return a.at
+	}
+	at := limit
+	if i := index(src[from:limit]); i >= 0 {
+		at = from + i
+	}
+	*a = ahead{from: from, at: at, limit: limit}
+	return at
+}
+
+func indexSpace(b []byte) int { return bytes.IndexAny(b, " \t\n\r\v\f") }
+func indexNonSpace(b []byte) int {
+	for i, c := range b {
+		if !util.IsSpace(c) {
+			return i
+		}
+	}
+	return -1
+}
+func indexAngle(b []byte) int      { return bytes.IndexAny(b, ">\n") }
+func indexBracket(b []byte) int    { return bytes.IndexByte(b, ']') }
+func indexWiki(b []byte) int       { return bytes.Index(b, []byte("]]")) }
+func indexQuote(b []byte) int      { return bytes.IndexByte(b, '"') }
+func indexApostrophe(b []byte) int { return bytes.IndexByte(b, '\'') }
+func indexParen(b []byte) int      { return bytes.IndexByte(b, ')') }
+
+// runOf is the delimiter processor that parser.ScanDelimiter needs to measure a run of
+// c; bounds only reads whether the run can open or close.
+type runOf byte
+
+func (r runOf) IsDelimiter(b byte) bool { return b == byte(r) }
+
+func (runOf) CanOpenCloser(opener, closer *parser.Delimiter) bool { return opener.Char == closer.Char }
+
+func (runOf) OnMatch(int) ast.Node { return nil }
