@@ -62,29 +62,34 @@ func note(unit string, size int) string {
 	return strings.Repeat(unit, size/len(unit)+1)[:size]
 }
 
-// linearity renders unit repeated to small and to large bytes, and reports an error when
-// the render time per byte at large is over ratio times that at small, plus slack: a
-// render quadratic in its length takes large/small times as long per byte. The slack
-// and the retries (the shortest of up to three renders at each size) keep a busy, shared
-// machine from failing it.
+// linearity renders unit repeated to large bytes once, and repeated to small bytes as
+// many times as make large bytes too, and reports an error when the one large note
+// takes over ratio times the CPU time of the many small ones, plus slack: a render
+// quadratic in its length takes large/small times as long. Each takes the shortest of up
+// to three tries, and the slack is for a busy, shared machine.
 func linearity(tb testing.TB, unit string, small, large int, ratio float64, slack time.Duration) error {
 	tb.Helper()
 	a, b := note(unit, small), note(unit, large)
-	var perSmall, perLarge float64
+	var many, one time.Duration
 	for try := 1; try <= 3; try++ {
-		s := renderTime(tb, a, try)
-		l := renderTime(tb, b, try)
-		perSmall = float64(s) / float64(small)
-		perLarge = float64(l-slack) / float64(large)
-		if perLarge <= ratio*perSmall {
+		m := time.Duration(1<<63 - 1)
+		for range try {
+			began := cpuTime(tb)
+			for range large / small {
+				renderTime(tb, a, 1)
+			}
+			m = min(m, cpuTime(tb)-began)
+		}
+		many, one = m, renderTime(tb, b, try)
+		if float64(one-slack) <= ratio*float64(many) {
 			return nil
 		}
-		if perLarge > 3*ratio*perSmall {
-			break // far over: no noise
+		if float64(one-slack) > 3*ratio*float64(many) {
+			break // far over: not noise
 		}
 	}
-	return fmt.Errorf("%q: %.0f ns/KiB at %d KiB, %.0f ns/KiB at %d KiB (less %v): over %.0f times",
-		unit, perSmall*1024, small>>10, perLarge*1024, large>>10, slack, ratio)
+	return fmt.Errorf("%q: %.0f ns/KiB at %d KiB, %.0f ns/KiB at %d KiB: over %.0f times (plus %v)",
+		unit, float64(many)/float64(large>>10), small>>10, float64(one)/float64(large>>10), large>>10, ratio, slack)
 }
 
 func TestEachShapeRendersInLinearTime(t *testing.T) {
