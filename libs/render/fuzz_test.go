@@ -19,7 +19,7 @@ func FuzzLinear(f *testing.F) {
 	}
 	for _, unit := range []string{
 		// goldmark's CommonMark: inline constructs, unclosed and closed.
-		"*a", "a*", "**a", "***a", "_a", "`a``", "`", "<a", "<a b=\"\n", "<http:a", "&#", "\\\\", "a  \n",
+		"*a", "a*", "**a", "***a", "a**a*", "a*a**", "**a*", "*a**", "_a", "`a``", "`", "<a", "<a b=\"\n", "<http:a", "&#", "\\\\", "a  \n",
 		"[a]", "[a][b]", "![", "](", "[a](b)", "[a](b \"c", "[a](b 'c\n",
 		// goldmark's CommonMark: blocks.
 		"# a\n", "a\n=\n", "- a\n", "- ", "* a\n  ", "> \n", "    a\n", "<div>\n", "<!-- a\n", "---\n",
