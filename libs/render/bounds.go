@@ -22,16 +22,18 @@ import (
 //     each level goldmark measures the line's indentation from its start again, so a
 //     line of 64 KiB of ">" took 15 s. The rest of a line that would open a container
 //     deeper than that is shown as plain text.
-//   - Each block (paragraph, heading, table cell) may cost goldmark at most
-//     workPerByte*len(block)+workSlack units of work, each unit a byte scanned or a
-//     delimiter passed over. Before goldmark parses a link, wikilink, footnote
-//     reference or emphasis delimiter, bounds works out an upper bound of what the
-//     parse will scan: for a link, the destination up to the next white space and its
-//     title up to its closing character; for a `[[`, the line up to the next `]]`; for a
-//     delimiter run, every delimiter before it in the block. A construct over the
-//     block's allowance is shown as plain text. Without it, 120 KiB of "[a](b" took
-//     1.9 s and 64 KiB of "*a_" 3 s, since goldmark scans to the end of the line for
-//     each unclosed destination and back over every opener for each closer.
+//   - Each block (paragraph, heading, table cell) may cost goldmark workPerByte units
+//     of work per byte, each unit a byte scanned, a line or a footnote definition
+//     looked at or a delimiter passed over, and the blocks together workSlack more.
+//     Before goldmark parses a link, wikilink, footnote reference or emphasis
+//     delimiter, bounds works out an upper bound of what the parse will look at: for a
+//     link, the destination up to the next white space, its title up to its closing
+//     character and its label; for a `[[`, the line up to the next `]]`; for a footnote
+//     reference, every footnote definition; for a closing delimiter run, the
+//     delimiters back to the opener it will match (delimiterList). A construct the
+//     allowance cannot pay for is shown as plain text. Without it, 120 KiB of "[a](b"
+//     took 1.9 s and 64 KiB of "*a_" 3 s, since goldmark scans to the end of the line
+//     for each unclosed destination and back over every opener for each closer.
 //
 // A block with a construct shown as plain text is reported as a Fallback. Everyday notes
 // stay far within both bounds: a link costs about its length, and a paragraph would
@@ -43,10 +45,12 @@ type bounds struct{}
 // quote, list and list item around it (a level of a nested list is two).
 const maxNesting = 32
 
-// workPerByte and workSlack make a block's allowance of work (see bounds).
+// workPerByte and workSlack make the allowances of work (see bounds): workPerByte per
+// byte of a block for the block, and workSlack for the whole note, which a block draws
+// on when its own allowance is spent.
 const (
 	workPerByte = 32
-	workSlack   = 32 << 10
+	workSlack   = 256 << 10
 )
 
 // Reasons of the fallbacks of bounds.
@@ -136,7 +140,7 @@ var footnotesKey = parser.NewContextKey()
 // "[a]: b\n" took 4 s.
 type boundedDefinitions struct{}
 
-func (boundedDefinitions) Transform(node *ast.Paragraph, reader text.Reader, _ parser.Context) {
+func (boundedDefinitions) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
 	lines := node.Lines()
 	definitions, size := 0, 0
 	for i := range lines.Len() {
@@ -146,7 +150,8 @@ func (boundedDefinitions) Transform(node *ast.Paragraph, reader text.Reader, _ p
 			definitions++
 		}
 	}
-	if definitions*lines.Len() <= workPerByte*size+workSlack {
+	w := work{left: workPerByte * size, slack: noteSlack(pc)}
+	if w.afford(definitions * lines.Len()) {
 		return
 	}
 	o := &oversized{reason: reasonWork}
@@ -174,15 +179,42 @@ type boundedInline struct{}
 
 func (boundedInline) Trigger() []byte { return []byte{'[', '!', ']', '*', '_', '~', '='} }
 
-var workKey = parser.NewContextKey()
+var workKey, slackKey = parser.NewContextKey(), parser.NewContextKey()
+
+// noteSlack is the note's slack still unspent (see workSlack).
+func noteSlack(pc parser.Context) *int {
+	slack, _ := pc.Get(slackKey).(*int)
+	if slack == nil {
+		slack = new(int)
+		*slack = workSlack
+		pc.Set(slackKey, slack)
+	}
+	return slack
+}
+
+// afford reports whether the block's allowance, or else the note's slack, can pay cost,
+// and if so pays it.
+func (w *work) afford(cost int) bool {
+	switch {
+	case cost <= w.left:
+		w.left -= cost
+	case cost-w.left <= *w.slack:
+		*w.slack -= cost - w.left
+		w.left = 0
+	default:
+		return false
+	}
+	return true
+}
 
 // work is the account of the block being parsed, kept in the parser's context.
 type work struct {
 	block ast.Node
 	lines *text.Segments
-	line  int // the index of the line the parse is in
-	end   int // where the block's last line stops in the source
-	left  int // the block's allowance still unspent
+	line  int  // the index of the line the parse is in
+	end   int  // where the block's last line stops in the source
+	left  int  // the block's allowance still unspent
+	slack *int // the note's
 	// openers are the positions of the `[` let through and not yet closed.
 	openers []int
 	// footnotes are the lines that may define a footnote.
@@ -202,7 +234,7 @@ func account(block ast.Node, pc parser.Context) *work {
 	}
 	footnotes, _ := pc.Get(footnotesKey).(int)
 	lines := block.Lines()
-	w := &work{block: block, lines: lines, left: workSlack, footnotes: footnotes}
+	w := &work{block: block, lines: lines, slack: noteSlack(pc), footnotes: footnotes}
 	for i := range lines.Len() {
 		line := lines.At(i)
 		w.left += workPerByte * line.Len()
@@ -222,7 +254,6 @@ func (boundedInline) Parse(parent ast.Node, block text.Reader, pc parser.Context
 	w := account(parent, pc)
 	src := block.Source()
 	at, end := segment.Start, max(w.end, segment.Stop)
-	n := 1
 	var cost int
 	switch c := line[0]; c {
 	case '!':
@@ -244,34 +275,39 @@ func (boundedInline) Parse(parent ast.Node, block text.Reader, pc parser.Context
 		if d == nil || c == '=' && d.OriginalLength != 2 || c == '~' && d.OriginalLength > 2 {
 			return nil // no delimiter: highlights take `==`, strikethrough `~` and `~~`
 		}
-		n = d.OriginalLength
-		if w.delimitersOver {
-			cost = w.left + 1
-		} else if cost = w.delimiters.push(d); cost > w.left {
+		if !w.delimitersOver {
+			if w.afford(w.delimiters.push(d)) {
+				return nil
+			}
 			// The list no longer follows goldmark's, which will not have d: the
 			// block's later delimiter runs are text too.
 			w.delimitersOver = true
 		}
+		return clip(block, segment, d.OriginalLength)
 	}
-	if cost <= w.left {
-		w.left -= cost
-		switch line[0] {
-		case '!':
-			w.openers = append(w.openers, at+1)
-		case '[':
-			if !w.wikilink(src, at, segment.Stop) {
-				w.openers = append(w.openers, at)
-			}
-		case ']':
-			if k := len(w.openers); k > 0 {
-				w.openers = w.openers[:k-1]
-			}
+	if !w.afford(cost) {
+		return clip(block, segment, 1)
+	}
+	switch line[0] {
+	case '!':
+		w.openers = append(w.openers, at+1)
+	case '[':
+		if !w.wikilink(src, at, segment.Stop) {
+			w.openers = append(w.openers, at)
 		}
-		return nil
+	case ']':
+		if k := len(w.openers); k > 0 {
+			w.openers = w.openers[:k-1]
+		}
 	}
+	return nil
+}
+
+// clip shows the n bytes at the start of segment, where the block's parse is, as text.
+func clip(block text.Reader, segment text.Segment, n int) ast.Node {
 	clipped := &clippedNode{Segment: segment.WithStop(segment.Start + n)}
 	block.Advance(n)
-	return withText(clipped, string(clipped.Segment.Value(src)))
+	return withText(clipped, string(clipped.Segment.Value(block.Source())))
 }
 
 // opener is the cost of the `[` at i, whose line stops at stop: what the wikilink parser
