@@ -110,7 +110,9 @@ func (shallowBlocks) Open(parent ast.Node, reader text.Reader, pc parser.Context
 	for n := parent; n != nil && depth < maxNesting; n = n.Parent() {
 		depth++
 	}
-	if depth < maxNesting {
+	if depth < maxNesting || parent.Kind() == ast.KindList {
+		// A list holds nothing but its items (goldmark's list parser relies on it):
+		// the item opens, and the line is cut within it.
 		return nil, parser.NoChildren
 	}
 	_, segment := reader.PeekLine()

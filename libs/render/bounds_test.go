@@ -41,6 +41,14 @@ func TestConstructsOverTheBoundsAreTextAndReported(t *testing.T) {
 		{"mismatched emphasis", strings.Repeat("*a_", 20000), reasonWork, "*a_*a_"},
 		{"unclosed link destinations", strings.Repeat("[a](b", 20000), reasonWork, "[a](b[a](b"},
 		{"nested block quotes", strings.Repeat(">", 100) + " a\n", reasonNesting, "&gt;&gt;&gt;"},
+		{"lists nested by indentation", func() string {
+			var b strings.Builder
+			for i := range 40 {
+				b.WriteString(strings.Repeat("  ", i) + "- item\n")
+			}
+			return b.String()
+		}(), reasonNesting, "- item"},
+		{"ordered lists nested on a line", strings.Repeat("1. ", 100) + "a\n", reasonNesting, "1. 1. 1."},
 		{"link reference definitions", strings.Repeat("[a]: b\n", 5000), reasonWork, "[a]: b\n[a]: b"},
 	}
 	for _, tt := range tests {
