@@ -32,6 +32,16 @@ var shapes = []struct{ name, unit string }{
 	{"footnotes that refer to no footnote", "[^a]: [^b]\n"},
 }
 
+// growingCodeSpans is "`a“a```a…": every run of backticks is longer than the one before,
+// so goldmark's code span parser looks through the rest of the block for each.
+func growingCodeSpans(size int) string {
+	var b strings.Builder
+	for i := 1; b.Len() < size; i++ {
+		b.WriteString(strings.Repeat("`", i) + "a")
+	}
+	return b.String()[:size]
+}
+
 // renderTime is the shortest CPU time of n renders of src, without the deadline of
 // Markdown. CPU time, the process's (with its garbage collection), since the machines
 // that run the tests are shared: a render's wall time there is mostly waiting.
@@ -90,6 +100,26 @@ func linearity(tb testing.TB, unit string, small, large int, ratio float64, slac
 	}
 	return fmt.Errorf("%q: %.0f ns/KiB at %d KiB, %.0f ns/KiB at %d KiB: over %.0f times (plus %v)",
 		unit, float64(many)/float64(large>>10), small>>10, float64(one)/float64(large>>10), large>>10, ratio, slack)
+}
+
+func TestGrowingCodeSpansRenderInLinearTime(t *testing.T) {
+	// Not a repeated unit, and a time that grows with the power 1.5 of the length
+	// only: the CPU time of one note of 1 MiB against sixty-four of 16 KiB.
+	small, large := growingCodeSpans(16<<10), growingCodeSpans(1<<20)
+	for try := 1; try <= 3; try++ {
+		began := cpuTime(t)
+		for range 64 {
+			renderTime(t, small, 1)
+		}
+		many := cpuTime(t) - began
+		one := renderTime(t, large, try)
+		if one <= 3*many+20*time.Millisecond {
+			return
+		}
+		if try == 3 {
+			t.Errorf("one note of 1 MiB took %v, sixty-four of 16 KiB %v", one, many)
+		}
+	}
 }
 
 func TestEachShapeRendersInLinearTime(t *testing.T) {
