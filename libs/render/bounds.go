@@ -25,12 +25,13 @@ import (
 //   - Each block (paragraph, heading, table cell) may cost goldmark workPerByte units
 //     of work per byte, each unit a byte scanned, a line or a footnote definition
 //     looked at or a delimiter passed over, and the blocks together workSlack more.
-//     Before goldmark parses a link, wikilink, footnote reference or emphasis
-//     delimiter, bounds works out an upper bound of what the parse will look at: for a
+//     Before goldmark parses a link, wikilink, footnote reference, code span or
+//     emphasis delimiter, bounds works out an upper bound of what the parse will look at: for a
 //     link, the destination up to the next white space, its title up to its closing
 //     character and its label; for a `[[`, the line up to the next `]]`; for a footnote
-//     reference, every footnote definition; for a closing delimiter run, the
-//     delimiters back to the opener it will match (delimiterList). A construct the
+//     reference, every footnote definition; for a code span, the block up to the next
+//     run of backticks as long; for a closing delimiter run, the delimiters back to the
+//     opener it will match (delimiterList). A construct the
 //     allowance cannot pay for is shown as plain text. Without it, 120 KiB of "[a](b"
 //     took 1.9 s and 64 KiB of "*a_" 3.8 s, since goldmark scans to the end of the line
 //     for each unclosed destination and back over every opener for each closer.
