@@ -66,3 +66,24 @@ func TestConstructsOverTheBoundsAreTextAndReported(t *testing.T) {
 		})
 	}
 }
+
+func TestEveryContainerNestedDeepRenders(t *testing.T) {
+	markers := []string{"> ", "- ", "1. ", "* ", "+ ", "1) ", "[^a]: ", "- [ ] ", "> [!note] "}
+	for _, a := range markers {
+		for _, b := range markers {
+			prefix := strings.Repeat(a+b, 25)
+			var indented strings.Builder
+			for i := range 40 {
+				indented.WriteString(strings.Repeat("  ", i) + a + b + "a\n")
+			}
+			for _, src := range []string{
+				prefix + "a\n" + prefix + "b\nlazy\n\n" + prefix + "- c\n",
+				indented.String(),
+			} {
+				if _, err := render(context.Background(), src, Options{}); err != nil {
+					t.Errorf("%q then %q: %v", a, b, err)
+				}
+			}
+		}
+	}
+}
