@@ -75,22 +75,10 @@ func (bounds) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 			return ast.WalkSkipChildren, nil
 		}
 		s := w.(*sink)
-		s.fallback(blockRef(n, source), reasonWork)
+		s.fallback(n.(*clippedNode).ref, reasonWork)
 		gmhtml.DefaultWriter.RawWrite(s, n.(*clippedNode).Segment.Value(source))
 		return ast.WalkSkipChildren, nil
 	})
-}
-
-// blockRef is the first line of the block that holds n, for a fallback.
-func blockRef(n ast.Node, source []byte) string {
-	for ; n != nil; n = n.Parent() {
-		if n.Type() == ast.TypeBlock && n.Lines().Len() > 0 {
-			first := n.Lines().At(0)
-			b := first.Value(source)
-			return firstLine(string(b[:min(len(b), 4*80)])) // a character has at most 4 bytes
-		}
-	}
-	return ""
 }
 
 // shallowBlocks shows as plain text the rest of a line that would open a container
@@ -168,6 +156,7 @@ var kindClipped = ast.NewNodeKind("Clipped")
 type clippedNode struct {
 	ast.BaseInline
 	Segment text.Segment
+	ref     string // the fallback's: its block's first line
 }
 
 func (n *clippedNode) Kind() ast.NodeKind { return kindClipped }
@@ -222,6 +211,7 @@ type work struct {
 	openers []int
 	// footnotes are the lines that may define a footnote.
 	footnotes int
+	ref       string // the block's first line, for fallbacks
 	// runs are the positions of the block's runs of backticks, by their length, from
 	// the first that a code span may close on; nil until a code span opens.
 	runs map[int][]int
@@ -272,15 +262,18 @@ func (boundedInline) Parse(parent ast.Node, block text.Reader, pc parser.Context
 	case '`':
 		n := len(line) - len(bytes.TrimLeft(line, "`"))
 		if !w.afford(w.codeSpan(src, at, n)) {
-			return clip(block, segment, n)
+			return w.clip(block, segment, n)
 		}
 		return nil
 	case ']':
-		cost = w.closer(src, at, end)
+		// Without an opener goldmark's link parser does nothing. openers holds every
+		// `[` goldmark's does, and some more: a `]` may be charged for nothing, not
+		// the other way round.
+		cost = 1
 		if k := len(w.openers); k > 0 {
 			// goldmark copies the label of a link that is not inline, out of the
 			// block's lines from the last one back.
-			cost += at - w.openers[k-1] + w.linesAfter(at)
+			cost = w.closer(src, at, end) + at - w.openers[k-1] + w.linesAfter(at)
 		}
 	default:
 		d := parser.ScanDelimiter(line, block.PrecendingCharacter(), 1, runOf(c))
@@ -295,10 +288,10 @@ func (boundedInline) Parse(parent ast.Node, block text.Reader, pc parser.Context
 			// block's later delimiter runs are text too.
 			w.delimitersOver = true
 		}
-		return clip(block, segment, d.OriginalLength)
+		return w.clip(block, segment, d.OriginalLength)
 	}
 	if !w.afford(cost) {
-		return clip(block, segment, 1)
+		return w.clip(block, segment, 1)
 	}
 	switch line[0] {
 	case '!':
@@ -316,8 +309,13 @@ func (boundedInline) Parse(parent ast.Node, block text.Reader, pc parser.Context
 }
 
 // clip shows the n bytes at the start of segment, where the block's parse is, as text.
-func clip(block text.Reader, segment text.Segment, n int) ast.Node {
-	clipped := &clippedNode{Segment: segment.WithStop(segment.Start + n)}
+func (w *work) clip(block text.Reader, segment text.Segment, n int) ast.Node {
+	if w.ref == "" && w.lines.Len() > 0 {
+		first := w.lines.At(0)
+		b := first.Value(block.Source())
+		w.ref = firstLine(string(b[:min(len(b), 4*80)])) // a character has at most 4 bytes
+	}
+	clipped := &clippedNode{Segment: segment.WithStop(segment.Start + n), ref: w.ref}
 	block.Advance(n)
 	return withText(clipped, string(clipped.Segment.Value(block.Source())))
 }
@@ -368,10 +366,14 @@ func (w *work) codeSpan(src []byte, i, n int) int {
 	return 1 + runs[0] - i
 }
 
-// wikilink reports whether the `[` at i, whose line stops at stop, is likely to open a
-// wikilink, which takes its `]]` along.
+// wikilink reports whether the `[` at i, whose line stops at stop, opens a wikilink,
+// which takes its `]]` along, as the wikilinks parser decides.
 func (w *work) wikilink(src []byte, i, stop int) bool {
-	return bytes.HasPrefix(src[i:stop], []byte("[[")) && w.wiki.find(src, i+2, stop, indexWiki)-i <= maxWikiTarget+2
+	if !bytes.HasPrefix(src[i:stop], []byte("[[")) {
+		return false
+	}
+	end := w.wiki.find(src, i+2, stop, indexWiki)
+	return end < stop && end > i+2 && end-i-2 <= maxWikiTarget && !bytes.ContainsAny(src[i+2:end], "[]\n")
 }
 
 // linesAfter is the number of the block's lines from the one of position i to the last.
