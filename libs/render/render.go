@@ -21,11 +21,12 @@
 //     inputs (64 KiB of nested block quotes took 2.9 s, 120 KiB of unclosed link
 //     destinations 1.9 s), so bounds shows as plain text, and reports, what would start
 //     that work: containers nested deeper than maxNesting, and the links, wikilinks,
-//     footnote references, emphasis delimiters and link reference definitions over
-//     their block's allowance of parse work (docs/rendering-bounds.md has the shapes
-//     and the figures). The parser cannot be interrupted, and a linear parse of the
-//     largest notes can still take seconds: a note that misses the deadline is shown
-//     whole as preformatted text, while its parse runs to its end in the background.
+//     footnote references, code spans, emphasis delimiters and link reference
+//     definitions over their block's allowance of parse work (docs/rendering-bounds.md
+//     has the shapes and the figures). The parser cannot be interrupted, and a linear
+//     parse of the largest notes can still take seconds: a note that misses the
+//     deadline is shown whole as preformatted text, while its parse runs to its end in
+//     the background.
 //   - Renders run on at most `workers` goroutines per process, each held until its parse
 //     has really ended, so runaway parses never take more than that many cores. A render
 //     that cannot start before its deadline is shown as preformatted text too.
