@@ -17,7 +17,7 @@ MINIO_VERSION := v0.0.0-20260212201848-7aac2a2c5b7c
 MINIO := $(TOOLS)/minio-$(MINIO_VERSION)
 export SHARE_TEST_MINIO_BIN := $(MINIO)
 
-.PHONY: help run build test e2e chaos bench images compose-smoke k8s-e2e k8s-tools tilt lint minio fmt tidy clean
+.PHONY: help run build test fuzz e2e chaos bench images compose-smoke k8s-e2e k8s-tools tilt lint minio fmt tidy clean
 
 help: ## Show the targets.
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -34,7 +34,14 @@ test: $(MINIO) ## Run every test of every module against real Postgres, Redis an
 		(cd $$m && go test -count=1 ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
+	@$(MAKE) --no-print-directory fuzz
 	@$(MAKE) --no-print-directory e2e
+
+# Go fuzzes one target per run, so each gets FUZZTIME of its own; FuzzLinear spends about
+# 5 s of it on its seeds before it mutates them.
+FUZZTIME ?= 10s
+fuzz: ## Fuzz the renderer for FUZZTIME per target: render time linear in the note (FuzzLinear), HTML within its cap.
+	@for f in FuzzLinear FuzzMarkdown; do (cd libs && go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./render) || exit 1; done
 
 e2e: $(MINIO) ## The five services as separate processes behind nginx, end to end on Postgres, Redis and MinIO.
 	cd services/sharenote && go test -count=1 -tags e2e -run E2E -v .

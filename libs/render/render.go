@@ -16,11 +16,17 @@
 // Each block shown as plain text for missing a bound is reported as a Fallback, so that
 // the author can be told.
 //
-//   - A whole render may take noteDeadline. goldmark takes time quadratic in the length
-//     of some constructed inputs (100 KB of deeply nested block quotes and lists, unclosed
-//     link destinations or mismatched emphasis delimiters take seconds to parse), and its
-//     parser cannot be interrupted: a note that misses the deadline is shown whole as
-//     preformatted text, while its parse runs to its end in the background.
+//   - A whole render may take noteDeadline. Its parse takes time linear in the length of
+//     the note. goldmark's parser does work quadratic in the length of some constructed
+//     inputs (64 KiB of nested block quotes took 2.9 s, 120 KiB of unclosed link
+//     destinations 1.9 s), so bounds shows as plain text, and reports, what would start
+//     that work: containers nested deeper than maxNesting, and the links, wikilinks,
+//     footnote references, code spans, emphasis delimiters and link reference
+//     definitions over their block's allowance of parse work (docs/rendering-bounds.md
+//     has the shapes and the figures). The parser cannot be interrupted, and a linear
+//     parse of the largest notes can still take seconds: a note that misses the
+//     deadline is shown whole as preformatted text, while its parse runs to its end in
+//     the background.
 //   - Renders wait for one of a fixed number of slots per process, in a fair queue per
 //     tenant (queue.go), and hold it until their parse has really ended, so runaway
 //     parses never take more than that many goroutines. A render that cannot get a slot
@@ -29,8 +35,8 @@
 //     store (libs/note keeps neither for good unless the note missed its own bound twice).
 //
 // Links between notes are not resolved here: a note's render depends on that note only.
-// Each wikilink is written as a pair of placeholders that Link replaces by a link or a
-// plain span when a page is built (ResolveLinks).
+// Each wikilink is written as a pair of placeholders that ResolveLinks replaces by a
+// link or a plain span when a page is built.
 //
 // Markdown returns as soon as its context is done.
 package render
@@ -59,7 +65,8 @@ import (
 // 3: math as MathML, callout icons and Markdown titles, wikilinks, image alt text kept,
 // %%comments%% left out.
 // 4: wikilinks as placeholders resolved when a page is built (ResolveLinks), without
-// rel="nofollow" (they lead to the author's own notes).
+// rel="nofollow" (they lead to the author's own notes); constructs over the parse bounds
+// shown as their text (bounds.go).
 const Version = 4
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
@@ -128,6 +135,7 @@ func MaxHTML(n int) int {
 var markdown = goldmark.New(
 	goldmark.WithRenderer(newRenderer()),
 	goldmark.WithExtensions(
+		bounds{},
 		tables{},
 		extension.Strikethrough,
 		extension.Linkify,
