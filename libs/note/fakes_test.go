@@ -127,11 +127,21 @@ type fakeRenderer struct {
 	version int
 	misses  []note.Miss
 	renders []string // the Markdown of each render, in order
+	// during, when set, is called once, within the next render: what another process
+	// does meanwhile.
+	during func()
 }
 
 var fakeLink = regexp.MustCompile(`\[\[([^\[\]\n]+)\]\]`)
 
 func (r *fakeRenderer) Render(_ context.Context, _, markdown string) (note.Rendered, error) {
+	r.mu.Lock()
+	during := r.during
+	r.during = nil
+	r.mu.Unlock()
+	if during != nil {
+		during()
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.renders = append(r.renders, markdown)

@@ -106,6 +106,26 @@ func TestRenderOnce(t *testing.T) {
 			t.Fatalf("NoteChanged %d times, want 1", n)
 		}
 	})
+	t.Run("a note being rendered is not rendered by another process", func(t *testing.T) {
+		h := newHarness(t, 0)
+		h.publish(t, "T", "body")
+		h.renderer.upgrade()
+		h.settle()
+		// A second process on the same store, whose RenderPending runs while the first
+		// renders.
+		other := &fakeRenderer{version: 2}
+		second := note.NewCore(h.store, note.Config{Now: h.clock.Now, PublicURL: publicURL, Renderer: other, Blobs: h.blobs})
+		h.renderer.during = func() {
+			if err := second.RenderPending(ctx); err != nil {
+				t.Errorf("the second RenderPending: %v", err)
+			}
+		}
+		h.renderPending(t)
+		h.wantRendered(t, "the first process", "body")
+		if got := other.rendered(); len(got) != 0 {
+			t.Fatalf("the second process rendered %q too", got)
+		}
+	})
 	t.Run("a claimed note is not rendered by another run before its lease ends", func(t *testing.T) {
 		h := newHarness(t, 0)
 		p := h.publish(t, "T", "body")
@@ -196,6 +216,9 @@ func TestTemporaryRenders(t *testing.T) {
 		h.renderer.upgrade(note.MissBusy)
 		h.settle()
 		h.renderPending(t)
+		if n := h.notifier.count("note " + p.CUID); n != 0 {
+			t.Errorf("NoteChanged %d times for a render that changed nothing", n)
+		}
 		h.wantRendered(t, "RenderPending with a busy renderer", "body")
 		s := h.stored(t, p.CUID)
 		if s.HTML != `<p data-v="1">body</p>` || s.RenderVersion != 1 || s.RenderID != p.RenderID {
@@ -203,9 +226,6 @@ func TestTemporaryRenders(t *testing.T) {
 		}
 		if s.RenderTries != 1 || !s.RenderRetry.After(h.clock.Now()) {
 			t.Fatalf("the temporary render was not counted: tries %d, retry %v", s.RenderTries, s.RenderRetry)
-		}
-		if n := h.notifier.count("note " + p.CUID); n != 0 {
-			t.Fatalf("NoteChanged %d times for a render that changed nothing", n)
 		}
 		h.clock.Advance(time.Second)
 		h.renderPending(t)
