@@ -253,6 +253,34 @@ func TestLicenseCredentials(t *testing.T) {
 	})
 }
 
+// wrongRowStore is a store whose FindActivation answers with another activation of the
+// license than the one asked for, as a store whose query went wrong would.
+type wrongRowStore struct{ *fakeStore }
+
+func (s wrongRowStore) FindActivation(ctx context.Context, keyHash, _ string) (account.Activation, error) {
+	l, ok := s.licenses[keyHash]
+	if !ok {
+		return account.Activation{}, account.ErrNotFound
+	}
+	return s.fakeStore.FindActivation(ctx, keyHash, l.instances[0])
+}
+
+func TestAuthenticateChecksTheHashesItself(t *testing.T) {
+	ctx := context.Background()
+	store := newFakeStore()
+	core := account.NewCore(wrongRowStore{store}, (&fakeClock{now: start}).Now, nil)
+	creds, err := core.CreateLicense(ctx, "Ada", "ada@example.com", "laptop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := core.Authenticate(ctx, creds.LicenseKey, "laptop"); err != nil {
+		t.Fatalf("Authenticate with the right row: %v", err)
+	}
+	if _, err := core.Authenticate(ctx, creds.LicenseKey, "phone"); !errors.Is(err, account.ErrUnauthorized) {
+		t.Fatalf("Authenticate given another instance's row = %v, want ErrUnauthorized", err)
+	}
+}
+
 func TestCreateLicenseRefusesBadInput(t *testing.T) {
 	long := string(make([]byte, 201))
 	cases := []struct{ name, who, email, instance string }{
