@@ -46,9 +46,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/microcosm-cc/bluemonday"
@@ -220,14 +218,6 @@ func Markdown(ctx context.Context, src string, opts Options) (Result, error) {
 	}
 }
 
-// whole is src shown whole as preformatted text, for reason.
-func whole(src, reason string) Result {
-	return Result{
-		HTML:      preformatted(src, MaxHTML(len(src))),
-		Fallbacks: []Fallback{{Ref: firstLine(strings.TrimLeft(src, " \t\r\n")), Reason: reason}},
-	}
-}
-
 // render parses src once and renders it in up to three passes, each giving up more
 // highlighting, until the sanitized HTML fits the cap; failing that the note is shown
 // whole as preformatted text.
@@ -310,145 +300,4 @@ func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]b
 	}
 	r.last = s
 	return Result{HTML: html, Fallbacks: s.fallbacks}, nil
-}
-
-// sink is the writer of one pass. It keeps at most limit bytes, and it carries the pass's
-// state to the node renderers, which goldmark hands nothing but the writer.
-type sink struct {
-	*run
-	buf      []byte
-	limit    int   // the cap of the unsanitized HTML
-	err      error // errTooLarge or the context's error: the pass is over
-	plain    map[*ast.FencedCodeBlock]bool
-	allPlain bool
-
-	fallbacks []Fallback
-	seen      map[Fallback]bool
-	gen       placeholders // the generated markup of the pass
-}
-
-// check reports whether the pass is over, noticing a done context.
-func (s *sink) check() error {
-	if s.err == nil {
-		select {
-		case <-s.ctx.Done():
-			s.err = s.ctx.Err()
-		default:
-		}
-	}
-	return s.err
-}
-
-// room reports whether n more bytes fit, ending the pass when they do not.
-func (s *sink) room(n int) bool {
-	if s.err == nil && len(s.buf)+n > s.limit {
-		s.err = errTooLarge
-	}
-	return s.err == nil
-}
-
-func (s *sink) Write(p []byte) (int, error) {
-	if !s.room(len(p)) {
-		return 0, s.err
-	}
-	s.buf = append(s.buf, p...)
-	return len(p), nil
-}
-
-func (s *sink) WriteString(p string) (int, error) {
-	if !s.room(len(p)) {
-		return 0, s.err
-	}
-	s.buf = append(s.buf, p...)
-	return len(p), nil
-}
-
-func (s *sink) WriteByte(c byte) error {
-	if !s.room(1) {
-		return s.err
-	}
-	s.buf = append(s.buf, c)
-	return nil
-}
-
-func (s *sink) WriteRune(c rune) (int, error) {
-	n := utf8.RuneLen(c)
-	if n < 0 {
-		n = utf8.RuneLen(utf8.RuneError)
-	}
-	if !s.room(n) {
-		return 0, s.err
-	}
-	s.buf = utf8.AppendRune(s.buf, c)
-	return n, nil
-}
-
-// Available is the room left under the cap.
-func (s *sink) Available() int { return s.limit - len(s.buf) }
-
-// Buffered is zero: everything written is in the result at once.
-func (s *sink) Buffered() int { return 0 }
-
-// Flush reports why the pass ended early, if it did.
-func (s *sink) Flush() error { return s.err }
-
-// fallback records a block shown as plain text, once per reference and reason.
-func (s *sink) fallback(ref, reason string) {
-	f := Fallback{Ref: ref, Reason: reason}
-	if len(s.fallbacks) >= maxFallbacks || s.seen[f] {
-		return
-	}
-	s.seen[f] = true
-	s.fallbacks = append(s.fallbacks, f)
-}
-
-// firstLine is the first line of b, trimmed and cut to at most 80 characters.
-func firstLine(b string) string {
-	if i := strings.IndexByte(b, '\n'); i >= 0 {
-		b = b[:i]
-	}
-	b = strings.TrimSpace(b)
-	n := 0
-	for i := range b {
-		if n == 80 {
-			return strings.TrimSpace(b[:i])
-		}
-		n++
-	}
-	return b
-}
-
-// preformatted is src as one escaped preformatted block of at most limit bytes, cut at a
-// character boundary. It is escaped by construction, so it needs no sanitizing.
-func preformatted(src string, limit int) []byte {
-	const open, end = "<pre><code>", "</code></pre>\n"
-	out := make([]byte, 0, min(limit, len(open)+len(src)+len(end)))
-	out = append(out, open...)
-	room := limit - len(end)
-	for _, c := range src {
-		var entity string
-		switch c {
-		case '&':
-			entity = "&amp;"
-		case '<':
-			entity = "&lt;"
-		case '>':
-			entity = "&gt;"
-		case 0:
-			c = utf8.RuneError
-		}
-		n := len(entity)
-		if n == 0 {
-			n = utf8.RuneLen(c)
-		}
-		if len(out)+n > room {
-			break
-		}
-		if entity != "" {
-			out = append(out, entity...)
-		} else {
-			out = utf8.AppendRune(out, c)
-		}
-	}
-	return append(out, end...)
 }
