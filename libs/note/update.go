@@ -54,41 +54,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 			return ErrStale
 		}
 		oldTitle = p.Title
-		if patch.Title.Set {
-			p.Title = patch.Title.Value
-		}
-		if patch.Summary.Set {
-			p.Summary = patch.Summary.Value
-		}
-		var props map[string]any
-		if patch.Properties.Set {
-			p.Properties = nil
-			if patch.Properties.Value != nil {
-				props = *patch.Properties.Value
-				p.Properties = props
-			}
-		}
-		if patch.Content != nil {
-			if err := c.setContent(p, *patch.Content, props, patch.Title.Set, images); err != nil {
-				return err
-			}
-			p.RenderTries, p.RenderMisses = 0, 0
-		}
-		if patch.ShowProperties != nil {
-			p.ShowProperties = *patch.ShowProperties
-		}
-		if patch.ExpiresAt.Set {
-			p.ExpiresAt = patch.ExpiresAt.Value
-		}
-		p.UpdatedAt = now
-		p.ETag = newETag()
-		if err := checkSize(p); err != nil {
-			return err
-		}
-		if patch.Content != nil {
-			return c.render(ctx, p, resolve, causeUpdate)
-		}
-		return nil
+		return c.applyPatch(ctx, p, patch, now, images, resolve)
 	})
 	if err != nil {
 		return Publication{}, fmt.Errorf("update: %w", err)
@@ -103,6 +69,46 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		c.notifyLinks(ctx, accountCUID)
 	}
 	return p, nil
+}
+
+// applyPatch changes p as patch says, at now, within the store's update: images are the
+// names of the publication's images and resolve finds the notes new content links to.
+func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string, resolve ResolveTitles) error {
+	if patch.Title.Set {
+		p.Title = patch.Title.Value
+	}
+	if patch.Summary.Set {
+		p.Summary = patch.Summary.Value
+	}
+	var props map[string]any
+	if patch.Properties.Set {
+		p.Properties = nil
+		if patch.Properties.Value != nil {
+			props = *patch.Properties.Value
+			p.Properties = props
+		}
+	}
+	if patch.Content != nil {
+		if err := c.setContent(p, *patch.Content, props, patch.Title.Set, images); err != nil {
+			return err
+		}
+		p.RenderTries, p.RenderMisses = 0, 0
+	}
+	if patch.ShowProperties != nil {
+		p.ShowProperties = *patch.ShowProperties
+	}
+	if patch.ExpiresAt.Set {
+		p.ExpiresAt = patch.ExpiresAt.Value
+	}
+	p.UpdatedAt = now
+	p.ETag = newETag()
+	if err := checkSize(p); err != nil {
+		return err
+	}
+	if patch.Content != nil {
+		return c.render(ctx, p, resolve, causeUpdate)
+	}
+	return nil
 }
 
 func equalTitles(a, b *string) bool {
