@@ -2,6 +2,10 @@
 // algorithm (GCRA). A limit of N per period admits a burst of N and then one request every
 // period/N. Counters live in Redis (redis_rate) so that every replica and service shares
 // them; the embedded default uses an in-process limiter with the same arithmetic.
+//
+// ratelimit.go holds the limits, the Limiter interface and the middleware; memory.go the
+// in-process limiter; redis.go the Redis limiter and FailOpen; batched*.go the Batched
+// limiter, which decides in process and reconciles with Redis in batches.
 package ratelimit
 
 import (

@@ -58,37 +58,10 @@ func WithClock(c *Clock) Option { return func(o *options) { o.clock = c } }
 // StartServer serves modules on backend b until the test ends.
 func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) *Server {
 	t.Helper()
-	o := options{env: map[string]string{}}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.clock == nil {
-		o.clock = NewClock()
-	}
-	public, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := collectOptions(opts)
+	public, admin := listenLoopback(t), listenLoopback(t)
 	s := &Server{URL: "http://" + public.Addr().String(), AdminURL: "http://" + admin.Addr().String(), Logs: &SyncBuffer{}, Clock: o.clock}
-	env := map[string]string{
-		"SHARE_ADDR":             public.Addr().String(),
-		"SHARE_ADMIN_ADDR":       admin.Addr().String(),
-		"SHARE_PUBLIC_URL":       s.URL,
-		"SHARE_DATA_DIR":         t.TempDir(),
-		"SHARE_DATABASE_URL":     b.DatabaseURL,
-		"SHARE_REDIS_URL":        b.RedisURL,
-		"SHARE_REDIS_KEY_PREFIX": b.RedisPrefix,
-		"SHARE_SHUTDOWN_TIMEOUT": "10s",
-		// Tests have no load balancer to drain: stop at once.
-		"SHARE_DRAIN_DELAY": "0s",
-	}
-	maps.Copy(env, b.BlobEnv)
-	maps.Copy(env, o.env)
-	getenv := func(k string) string { return env[k] }
+	getenv := s.env(t, b, public, admin, o.env)
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +76,56 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 		cancel()
 		t.Fatal(err)
 	}
+	s.serve(ctx, cancel, t, public, admin)
+	return s
+}
+
+// collectOptions applies opts over the defaults: no variables of their own and a new
+// Clock.
+func collectOptions(opts []Option) options {
+	o := options{env: map[string]string{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.clock == nil {
+		o.clock = NewClock()
+	}
+	return o
+}
+
+// listenLoopback listens on a random loopback port.
+func listenLoopback(t *testing.T) net.Listener {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// env returns the server's configuration: its listeners' addresses, backend b and a data
+// directory of the test's, with the variables set by WithEnv (set) on top.
+func (s *Server) env(t *testing.T, b Backend, public, admin net.Listener, set map[string]string) func(string) string {
+	env := map[string]string{
+		"SHARE_ADDR":             public.Addr().String(),
+		"SHARE_ADMIN_ADDR":       admin.Addr().String(),
+		"SHARE_PUBLIC_URL":       s.URL,
+		"SHARE_DATA_DIR":         t.TempDir(),
+		"SHARE_DATABASE_URL":     b.DatabaseURL,
+		"SHARE_REDIS_URL":        b.RedisURL,
+		"SHARE_REDIS_KEY_PREFIX": b.RedisPrefix,
+		"SHARE_SHUTDOWN_TIMEOUT": "10s",
+		// Tests have no load balancer to drain: stop at once.
+		"SHARE_DRAIN_DELAY": "0s",
+	}
+	maps.Copy(env, b.BlobEnv)
+	maps.Copy(env, set)
+	return func(k string) string { return env[k] }
+}
+
+// serve runs s.App on the listeners until Shutdown or the end of the test (cancel ends
+// ctx, which stops it), and closes the app when the test ends.
+func (s *Server) serve(ctx context.Context, cancel context.CancelFunc, t *testing.T, public, admin net.Listener) {
 	done := make(chan error, 1)
 	go func() { done <- s.App.Serve(ctx, public, admin) }()
 	s.shutdown = sync.OnceValue(func() error {
@@ -120,7 +143,6 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 			t.Errorf("close: %v", err)
 		}
 	})
-	return s
 }
 
 // Shutdown stops serving as SIGTERM does (drain delay, then the listeners close and

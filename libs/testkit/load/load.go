@@ -185,14 +185,8 @@ type worker struct {
 // (then the result covers what was recorded so far). It fails only on a bad Config; the
 // failures of requests are counted in the Result.
 func Run(ctx context.Context, cfg Config) (Result, error) {
-	if cfg.Concurrency < 1 {
-		return Result{}, errors.New("load: Concurrency must be at least 1")
-	}
-	if cfg.Duration <= 0 || cfg.Warmup < 0 {
-		return Result{}, errors.New("load: Duration must be positive and Warmup not negative")
-	}
-	if cfg.Request == nil {
-		return Result{}, errors.New("load: Request is required")
+	if err := cfg.validate(); err != nil {
+		return Result{}, err
 	}
 	client := cfg.Client
 	if client == nil {
@@ -206,24 +200,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	ctx, cancel := context.WithDeadline(ctx, recordUntil.Add(time.Minute))
 	defer cancel()
 
-	// The CPU clock is read at the window's edges by a goroutine of its own, not by the
-	// workers, so that a reading never waits for a request in flight.
-	cpu := make(chan time.Duration, 1)
-	go func() {
-		var from time.Duration
-		select {
-		case <-time.After(time.Until(recordFrom)):
-			from = processCPU()
-		case <-ctx.Done():
-			cpu <- 0
-			return
-		}
-		select {
-		case <-time.After(time.Until(recordUntil)):
-		case <-ctx.Done():
-		}
-		cpu <- max(processCPU()-from, 0)
-	}()
+	cpu := measureCPU(ctx, recordFrom, recordUntil)
 
 	workers := make([]worker, cfg.Concurrency)
 	var wg sync.WaitGroup
@@ -239,7 +216,51 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 	if now := time.Now(); now.Before(recordUntil) { // ctx ended early.
 		elapsed = max(now.Sub(recordFrom), 0)
 	}
-	r := Result{Statuses: map[int]int64{}, Elapsed: elapsed, CPU: <-cpu}
+	return merge(workers, elapsed, <-cpu), nil
+}
+
+// validate reports what makes cfg unusable, if anything.
+func (cfg Config) validate() error {
+	if cfg.Concurrency < 1 {
+		return errors.New("load: Concurrency must be at least 1")
+	}
+	if cfg.Duration <= 0 || cfg.Warmup < 0 {
+		return errors.New("load: Duration must be positive and Warmup not negative")
+	}
+	if cfg.Request == nil {
+		return errors.New("load: Request is required")
+	}
+	return nil
+}
+
+// measureCPU returns the CPU time the process spends between from and until, sent once
+// until has passed or ctx has ended (0 when ctx ends before from). The CPU clock is read at the window's
+// edges by a goroutine of its own, not by the workers, so that a reading never waits for
+// a request in flight.
+func measureCPU(ctx context.Context, from, until time.Time) <-chan time.Duration {
+	cpu := make(chan time.Duration, 1)
+	go func() {
+		var start time.Duration
+		select {
+		case <-time.After(time.Until(from)):
+			start = processCPU()
+		case <-ctx.Done():
+			cpu <- 0
+			return
+		}
+		select {
+		case <-time.After(time.Until(until)):
+		case <-ctx.Done():
+		}
+		cpu <- max(processCPU()-start, 0)
+	}()
+	return cpu
+}
+
+// merge adds up the workers' tallies into the Result of a run that recorded for elapsed
+// and used cpu, with its latencies sorted.
+func merge(workers []worker, elapsed, cpu time.Duration) Result {
+	r := Result{Statuses: map[int]int64{}, Elapsed: elapsed, CPU: cpu}
 	for i := range workers {
 		w := &workers[i]
 		r.Requests += w.requests
@@ -254,7 +275,7 @@ func Run(ctx context.Context, cfg Config) (Result, error) {
 		r.Latencies = append(r.Latencies, w.latencies...)
 	}
 	slices.Sort(r.Latencies)
-	return r, nil
+	return r
 }
 
 // loop is one worker: it sends requests back to back until the recording window ends.
