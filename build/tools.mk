@@ -119,13 +119,19 @@ $(RUNC)/runc:
 	$(call debian-unpack,runc,$(RUNC_DEB),usr/sbin/runc)
 
 # Tilt, for tilt/Tiltfile and k8s-e2e's Tilt stage, built from source: its repository
-# vendors its dependencies, so the build fetches nothing but the source. TILT_SRC=DIR
-# builds a checkout or snapshot you already have (it must be TILT_VERSION); without it the
-# tag is cloned from GitHub. Its web/ stays beside the binary: a Tilt built from source
+# vendors its dependencies, so the build fetches nothing but the source. The source is
+# pinned by the commit of the tag, not by a constant inside it (the tag's
+# internal/cli/build.go still says 0.37.5: upstream bumps it after tagging). Without
+# TILT_SRC the tag is cloned from GitHub; TILT_SRC=DIR takes it from a Git repository you
+# have (a checkout, a clone or a mirror, which must hold TILT_COMMIT: its files are that
+# commit's, whatever is checked out), or from a plain snapshot of the tag, whose files must
+# hash to the commit's tree. Its web/ stays beside the binary: a Tilt built from source
 # serves its web UI from the sources where it was compiled, so its `tilt up` needs Node.js
 # and yarn (the first run downloads the UI's packages); release binaries have the UI built
 # in. It needs cgo (a C compiler): its Starlark language server parses with tree-sitter.
 TILT_VERSION := v0.37.6
+TILT_COMMIT := 76a6dd7d311178fe864baa22ce63a2f053764efc
+TILT_TREE := ede1a16380c01a05cf38199afd2e187d227c4fde
 TILT := $(TOOLS)/tilt-$(TILT_VERSION)/tilt
 TILT_SRC ?=
 # k8s-e2e's Tilt: the one on PATH, else the one `make tilt` built.
@@ -136,14 +142,24 @@ TILT_BIN ?= $(or $(shell command -v tilt 2>/dev/null),$(wildcard $(TILT)))
 HELM_VERSION := $(shell awk '$$1 == "helm.sh/helm/v3" {print $$2}' charts/tests/go.mod)
 HELM := $(TOOLS)/helm-$(HELM_VERSION)/helm
 
-tilt: $(TILT) ## Build Tilt from source into .tools (TILT_SRC=a checkout of TILT_VERSION, else git clone; ~3 min).
+tilt: $(TILT) ## Build the pinned Tilt from source (TILT_SRC=a Git repository or snapshot of it, else git clone; ~3 min).
 
 $(TILT):
-	rm -rf $(@D).tmp && mkdir -p $(@D).tmp
-	if [ -n "$(TILT_SRC)" ]; then cp -a "$(TILT_SRC)/." $(@D).tmp/src; \
-	else git clone -q --depth 1 --branch $(TILT_VERSION) https://github.com/tilt-dev/tilt $(@D).tmp/src; fi
-	@grep -q 'const devVersion = "$(TILT_VERSION:v%=%)"' $(@D).tmp/src/internal/cli/build.go || \
-		{ echo "tilt: $(or $(TILT_SRC),the clone) is not Tilt $(TILT_VERSION) (internal/cli/build.go)"; rm -rf $(@D).tmp; exit 1; }
+	rm -rf $(@D).tmp && mkdir -p $(@D).tmp/src
+	@set -e; tmp=$(@D).tmp; src="$(TILT_SRC)"; what="$(or $(TILT_SRC),the clone of tag $(TILT_VERSION))"; \
+	if [ -z "$$src" ]; then src=$$tmp/clone.git; \
+		git clone -q --bare --depth 1 --branch $(TILT_VERSION) https://github.com/tilt-dev/tilt "$$src"; fi; \
+	export GIT_CEILING_DIRECTORIES=$$(dirname "$$(realpath "$$src")"); \
+	if git -C "$$src" cat-file -e '$(TILT_COMMIT)^{commit}' 2>/dev/null; then \
+		echo "tilt: the files of commit $(TILT_COMMIT) (Tilt $(TILT_VERSION)) from $$what"; \
+		git -C "$$src" archive $(TILT_COMMIT) | tar -x -C $$tmp/src; \
+	elif [ -n "$(TILT_SRC)" ] && ! git -C "$$src" rev-parse --git-dir >/dev/null 2>&1; then \
+		cp -a "$$src/." $$tmp/src; \
+		tree=$$(export GIT_DIR=$$tmp/tree.git GIT_WORK_TREE=$$tmp/src; git init -q && git add -A && git write-tree); \
+		[ "$$tree" = $(TILT_TREE) ] || { echo "tilt: $$what is not Tilt $(TILT_VERSION): its files hash to tree $$tree, not $(TILT_TREE) (commit $(TILT_COMMIT))"; rm -rf $$tmp; exit 1; }; \
+		echo "tilt: $$what is a snapshot of the tree of commit $(TILT_COMMIT) (Tilt $(TILT_VERSION))"; \
+	else echo "tilt: $$what holds no commit $(TILT_COMMIT) (Tilt $(TILT_VERSION))"; rm -rf $$tmp; exit 1; fi; \
+	rm -rf $$tmp/clone.git $$tmp/tree.git
 	rm -rf $(@D) && mv $(@D).tmp $(@D)
 	cd $(@D)/src && GOWORK=off GOFLAGS=-mod=vendor GOTOOLCHAIN=local CGO_ENABLED=1 go build -ldflags '-s -w' -o ../tilt.tmp ./cmd/tilt
 	cd $(@D) && find src -mindepth 1 -maxdepth 1 ! -name web -exec rm -rf {} + && mv tilt.tmp tilt
