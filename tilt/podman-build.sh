@@ -1,8 +1,9 @@
 #!/bin/sh
 # The Tiltfile's image build where no Docker daemon answers (`--builder=podman`, its
-# custom_build): podman builds Dockerfile.dev, context tilt/ (tilt/.dockerignore lets in the
-# binary and the entrypoint), into $EXPECTED_REF, the reference Tilt chose. The image stays
-# in podman's store and is not pushed: under kwok nothing pulls it (see the Tiltfile).
+# custom_build): podman builds the stage `dev` of services/Dockerfile (the Tiltfile's
+# DOCKERFILE and DEV_STAGE), context tilt/ (tilt/.dockerignore lets in the binary and the
+# entrypoint), into $EXPECTED_REF, the reference Tilt chose. The image stays in podman's
+# store and is not pushed: under kwok nothing pulls it (see the Tiltfile).
 #
 # The base is an image made once from the host's static busybox (Debian's busybox-static),
 # which needs no registry: busybox and its applets in /busybox as in distroless's debug
@@ -46,4 +47,4 @@ if ! podman image exists "$base"; then
 	rm -rf "$root"
 fi
 
-exec podman build --network=none --build-arg BASE_IMAGE="$base" -f Dockerfile.dev -t "$ref" .
+exec podman build --network=none --build-arg DEV_BASE_IMAGE="$base" -f ../services/Dockerfile --target dev -t "$ref" .
