@@ -148,7 +148,8 @@ $(TILT):
 	rm -rf $(@D).tmp && mkdir -p $(@D).tmp/src
 	@set -e; tmp=$(@D).tmp; src="$(TILT_SRC)"; what="$(or $(TILT_SRC),the clone of tag $(TILT_VERSION))"; \
 	if [ -z "$$src" ]; then src=$$tmp/clone.git; \
-		git clone -q --bare --depth 1 --branch $(TILT_VERSION) https://github.com/tilt-dev/tilt "$$src"; fi; \
+		git clone -q --bare --depth 1 --branch $(TILT_VERSION) https://github.com/tilt-dev/tilt "$$src"; \
+	elif [ ! -d "$$src" ]; then echo "tilt: TILT_SRC=$$src is not a directory"; rm -rf $$tmp; exit 1; fi; \
 	export GIT_CEILING_DIRECTORIES=$$(dirname "$$(realpath "$$src")"); \
 	if git -C "$$src" cat-file -e '$(TILT_COMMIT)^{commit}' 2>/dev/null; then \
 		echo "tilt: the files of commit $(TILT_COMMIT) (Tilt $(TILT_VERSION)) from $$what"; \
