@@ -121,7 +121,8 @@ $(RUNC)/runc:
 # Tilt, for tilt/Tiltfile and k8s-e2e's Tilt stage, built from source: its repository
 # vendors its dependencies, so the build fetches nothing but the source. The source is
 # pinned by the commit of the tag, not by a constant inside it (the tag's
-# internal/cli/build.go still says 0.37.5: upstream bumps it after tagging). Without
+# internal/cli/build.go still says 0.37.5: upstream bumps it after tagging, so this build's
+# `tilt version` says v0.37.5-dev). Without
 # TILT_SRC the tag is cloned from GitHub; TILT_SRC=DIR takes it from a Git repository you
 # have (a checkout, a clone or a mirror, which must hold TILT_COMMIT: its files are that
 # commit's, whatever is checked out), or from a plain snapshot of the tag, whose files must
