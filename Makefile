@@ -15,19 +15,20 @@ BASE_IMAGE ?= gcr.io/distroless/static-debian12:nonroot
 
 include build/tools.mk
 
-.PHONY: help run test build lint bench fmt e2e chaos compose-smoke k8s-e2e images tidy clean
+.PHONY: help run test build lint bench fmt fuzz e2e chaos compose-smoke k8s-e2e images tidy clean
 
 ##@ Everyday
 
 run: build ## Build and serve the whole API on the embedded default (SQLite, in-process limits).
 	./bin/sharenote serve
 
-test: $(MINIO) ## Run every test of every module against real Postgres, Redis and MinIO, then e2e.
+test: $(MINIO) ## Run every test of every module against real Postgres, Redis and MinIO, then fuzz and e2e.
 	@failed=""; for m in $(MODULES); do \
 		echo "== $$m"; \
 		(cd $$m && go test -count=1 ./...) || failed="$$failed $$m"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "FAILED:$$failed"; exit 1; fi
+	@$(MAKE) --no-print-directory fuzz
 	@$(MAKE) --no-print-directory e2e
 
 build: ## Build the one binary, bin/sharenote (every target and command).
@@ -51,6 +52,12 @@ fmt: ## Format the Go code.
 	gofmt -w libs services charts
 
 ##@ More tests, and the image
+
+# Go fuzzes one target per run, so each gets FUZZTIME of its own; FuzzLinear spends about
+# 5 s of it on its seeds before it mutates them.
+FUZZTIME ?= 10s
+fuzz: ## Fuzz the renderer for FUZZTIME per target: render time linear in the note (FuzzLinear), HTML within its cap.
+	@for f in FuzzLinear FuzzMarkdown; do (cd libs && go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./render) || exit 1; done
 
 e2e: $(MINIO) ## The five services as separate processes behind nginx, end to end on Postgres, Redis and MinIO.
 	cd services/sharenote && go test -count=1 -tags e2e -run E2E -v .

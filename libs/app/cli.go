@@ -57,7 +57,7 @@ type Command struct {
 var ErrUsage = errors.New("usage")
 
 // Program is the binary: its modules (one per target, what `serve` may mount) and its
-// commands beyond serve, migrate, reap, routes and version.
+// commands beyond serve, migrate, reap, config, routes and version.
 type Program struct {
 	Name     string
 	Modules  []Module
@@ -172,6 +172,7 @@ func (p Program) commands() map[string]Command {
 		}},
 	}
 	cmds[reapCommand.Name] = reapCommand
+	cmds[configCommand.Name] = configCommand
 	for _, c := range p.Commands {
 		cmds[c.Name] = c
 	}

@@ -37,6 +37,7 @@ func TestHelpChangesNothing(t *testing.T) {
 		for _, cmd := range []string{"serve", "migrate", "routes", "version", "custom"} {
 			cases = append(cases, []string{cmd, h}, []string{cmd, "--unknown", "x", h})
 		}
+		cases = append(cases, []string{"config", h}, []string{"config", "print", h}, []string{"config", "verify", h})
 	}
 	for _, args := range cases {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -73,9 +74,9 @@ func TestHelpChangesNothing(t *testing.T) {
 }
 
 func TestCommandsWithoutArgumentsRefuseThem(t *testing.T) {
-	for _, cmd := range []string{"migrate", "routes", "version"} {
+	for _, cmd := range []string{"migrate", "routes", "version", "config print", "config verify"} {
 		env, _, _, dataDir := helpEnv(t)
-		if code := (app.Program{Name: "sharenote"}).Main(context.Background(), env, []string{cmd, "--dry-run"}); code != 2 {
+		if code := (app.Program{Name: "sharenote"}).Main(context.Background(), env, append(strings.Fields(cmd), "--dry-run")); code != 2 {
 			t.Errorf("%s --dry-run: exit %d, want 2 (usage)", cmd, code)
 		}
 		if _, err := os.Stat(dataDir); !os.IsNotExist(err) {

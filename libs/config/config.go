@@ -1,6 +1,11 @@
 // Package config reads the platform configuration every sharenote process shares from the
 // environment (CONTRACT.md "Operations"), applies the defaults and validates it once at
 // start, so that a bad setting stops the process with one clear line.
+//
+// Each setting is declared once, in Variables (settings.go): its variable, default,
+// documentation, parsing and whether it is secret. Load, the start-up log line
+// (Config.LogValue), `sharenote config print|verify` (Inspect) and the README's table
+// (checked by a test) all read that one list.
 package config
 
 import (
@@ -10,12 +15,9 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/sharenote/sharenote/libs/routes"
 )
 
 // Config is the platform part of every service's configuration.
@@ -76,126 +78,86 @@ type Config struct {
 	UploadWait time.Duration
 }
 
-// Variables lists every environment variable Load reads with its default, in the order
-// the README documents them.
-var Variables = []struct{ Name, Default, Meaning string }{
-	{"SHARE_TARGETS", "all", "what serve serves: a comma list of auth, publish, notes, images, og-renderer, or all"},
-	{"SHARE_ADDR", "127.0.0.1:8080", "public listener"},
-	{"SHARE_ADMIN_ADDR", "127.0.0.1:9090", "/healthz, /readyz, /metrics, pprof"},
-	{"SHARE_PUBLIC_URL", "http:// + SHARE_ADDR", "{base_url} in returned URLs"},
-	{"SHARE_DATA_DIR", "./.data", "embedded default's files"},
-	{"SHARE_DATABASE_URL", "sqlite:$SHARE_DATA_DIR/sharenote.db", "postgres://… or sqlite:<path>"},
-	{"SHARE_BLOB_URL", "file://$SHARE_DATA_DIR/blobs", "where image bytes live: file://<dir> or s3://<bucket>?endpoint=<host:port>&region=<r>&tls=<true|false>; credentials from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or the AWS credential chain"},
-	{"SHARE_REDIS_URL", "", "redis://…; empty = in-process limits"},
-	{"SHARE_REDIS_KEY_PREFIX", "sharenote:", "prefix of every Redis key"},
-	{"SHARE_TRUSTED_PROXIES", "", "comma-separated CIDRs whose X-Forwarded-For is believed"},
-	{"SHARE_LOG_LEVEL", "info", "debug, info, warn, error"},
-	{"SHARE_DRAIN_DELAY", "5s", "how long listeners still accept after SIGTERM (readiness already off); 0 = none"},
-	{"SHARE_SHUTDOWN_TIMEOUT", "20s", "time in-flight requests get to finish once the listeners close"},
-	{"SHARE_PPROF", "false", "true serves /debug/pprof/ on the admin listener"},
-	{"SHARE_IMAGE_QUOTA_BYTES", "1000000000", "image storage per account"},
-	{"SHARE_REAP_INTERVAL", "10m on SQLite, 0 on Postgres", "in-process reaper period; 0 = off"},
-	{"SHARE_UNPUBLISHED_RETENTION", "7d", "how long an unpublished note's text and versions are kept before the reaper deletes them (Go duration or whole days, e.g. 36h, 30d)"},
-	{"SHARE_CACHE_BYTES", "67108864", "per-process cache of public reads, in bytes; 0 = off"},
-	{"SHARE_MAX_UPLOADS", "8", "requests with a body over 64 KiB one process handles at once; more wait for a slot (SHARE_UPLOAD_WAIT)"},
-	{"SHARE_UPLOAD_WAIT", "30s", "how long a request with a body over 64 KiB waits for one of the SHARE_MAX_UPLOADS slots before it gets 503 with Retry-After; 0 = refuse at once"},
+// A Value is one setting as Load read it, for `sharenote config print` and `verify`.
+type Value struct {
+	Setting Setting
+	// Shown is the value as the start-up log line shows it, a secret masked by Redact; a
+	// bad value is shown as it was set, and a bad secret not at all ("xxxxx").
+	Shown string
+	// FromEnv tells whether the environment set the value; else it is the default.
+	FromEnv bool
+	// Err says why the value is bad, one line per bad value; nil when it is good.
+	Err error
 }
 
 // Load reads the configuration through getenv (os.Getenv in production, a map in tests).
+// Its error names every bad variable, one line each.
 func Load(getenv func(string) string) (Config, error) {
-	get := func(name, def string) string {
-		if v := strings.TrimSpace(getenv(name)); v != "" {
-			return v
-		}
-		return def
-	}
-	c := Config{
-		Addr:           get("SHARE_ADDR", "127.0.0.1:8080"),
-		AdminAddr:      get("SHARE_ADMIN_ADDR", "127.0.0.1:9090"),
-		DataDir:        get("SHARE_DATA_DIR", "./.data"),
-		RedisURL:       get("SHARE_REDIS_URL", ""),
-		RedisKeyPrefix: get("SHARE_REDIS_KEY_PREFIX", "sharenote:"),
-	}
+	c, values := read(getenv)
 	var errList []error
-	targets, err := routes.ParseTargets(get("SHARE_TARGETS", routes.All))
-	c.Targets = targets
-	if err != nil {
-		errList = append(errList, fmt.Errorf("SHARE_TARGETS: %w", err))
-	}
-	for _, a := range []struct{ name, v string }{{"SHARE_ADDR", c.Addr}, {"SHARE_ADMIN_ADDR", c.AdminAddr}} {
-		if _, _, err := net.SplitHostPort(a.v); err != nil {
-			errList = append(errList, fmt.Errorf("%s=%q is not host:port", a.name, a.v))
+	for _, v := range values {
+		if v.Err != nil {
+			errList = append(errList, v.Err)
 		}
-	}
-	c.PublicURL = strings.TrimRight(get("SHARE_PUBLIC_URL", defaultPublicURL(c.Addr)), "/")
-	if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errList = append(errList, fmt.Errorf("SHARE_PUBLIC_URL=%q is not an absolute http(s) URL", c.PublicURL))
-	}
-	c.DatabaseURL = get("SHARE_DATABASE_URL", "sqlite:"+filepath.Join(c.DataDir, "sharenote.db"))
-	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") &&
-		!strings.HasPrefix(c.DatabaseURL, "sqlite:") {
-		errList = append(errList, errors.New("SHARE_DATABASE_URL must be postgres://… or sqlite:<path>"))
-	}
-	c.BlobURL = get("SHARE_BLOB_URL", "file://"+filepath.Join(c.DataDir, "blobs"))
-	if !strings.HasPrefix(c.BlobURL, "file://") && !strings.HasPrefix(c.BlobURL, "s3://") {
-		errList = append(errList, errors.New("SHARE_BLOB_URL must be file://<dir> or s3://<bucket>?…"))
-	}
-	if c.RedisURL != "" && !strings.HasPrefix(c.RedisURL, "redis://") && !strings.HasPrefix(c.RedisURL, "rediss://") {
-		errList = append(errList, errors.New("SHARE_REDIS_URL must start with redis:// or rediss://"))
-	}
-	for _, s := range strings.Split(get("SHARE_TRUSTED_PROXIES", ""), ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		p, err := parsePrefix(s)
-		if err != nil {
-			errList = append(errList, fmt.Errorf("SHARE_TRUSTED_PROXIES: %q is not a CIDR or IP", s))
-			continue
-		}
-		c.TrustedProxies = append(c.TrustedProxies, p)
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(get("SHARE_LOG_LEVEL", "info"))); err != nil {
-		errList = append(errList, fmt.Errorf("SHARE_LOG_LEVEL=%q is not debug, info, warn or error", getenv("SHARE_LOG_LEVEL")))
-	}
-	d, err := time.ParseDuration(get("SHARE_SHUTDOWN_TIMEOUT", "20s"))
-	if err != nil || d <= 0 {
-		errList = append(errList, fmt.Errorf("SHARE_SHUTDOWN_TIMEOUT=%q is not a positive duration", getenv("SHARE_SHUTDOWN_TIMEOUT")))
-	}
-	c.ShutdownTimeout = d
-	if c.DrainDelay, err = time.ParseDuration(get("SHARE_DRAIN_DELAY", "5s")); err != nil || c.DrainDelay < 0 {
-		errList = append(errList, fmt.Errorf("SHARE_DRAIN_DELAY=%q is not a duration ≥ 0", getenv("SHARE_DRAIN_DELAY")))
-	}
-	if c.Pprof, err = strconv.ParseBool(get("SHARE_PPROF", "false")); err != nil {
-		errList = append(errList, fmt.Errorf("SHARE_PPROF=%q is not true or false", getenv("SHARE_PPROF")))
-	}
-	q, err := strconv.ParseInt(get("SHARE_IMAGE_QUOTA_BYTES", "1000000000"), 10, 64)
-	if err != nil || q < 0 {
-		errList = append(errList, fmt.Errorf("SHARE_IMAGE_QUOTA_BYTES=%q is not a number of bytes", getenv("SHARE_IMAGE_QUOTA_BYTES")))
-	}
-	c.ImageQuotaBytes = q
-	if c.CacheBytes, err = strconv.ParseInt(get("SHARE_CACHE_BYTES", "67108864"), 10, 64); err != nil || c.CacheBytes < 0 {
-		errList = append(errList, fmt.Errorf("SHARE_CACHE_BYTES=%q is not a number of bytes", getenv("SHARE_CACHE_BYTES")))
-	}
-	if c.MaxUploads, err = strconv.Atoi(get("SHARE_MAX_UPLOADS", "8")); err != nil || c.MaxUploads < 1 || c.MaxUploads > 10_000 {
-		errList = append(errList, fmt.Errorf("SHARE_MAX_UPLOADS=%q is not a whole number from 1 to 10000", getenv("SHARE_MAX_UPLOADS")))
-	}
-	if c.UploadWait, err = time.ParseDuration(get("SHARE_UPLOAD_WAIT", "30s")); err != nil || c.UploadWait < 0 || c.UploadWait > 5*time.Minute {
-		errList = append(errList, fmt.Errorf("SHARE_UPLOAD_WAIT=%q is not a duration from 0 to 5m", getenv("SHARE_UPLOAD_WAIT")))
-	}
-	reapDefault := "0"
-	if strings.HasPrefix(c.DatabaseURL, "sqlite:") {
-		reapDefault = "10m"
-	}
-	if c.ReapInterval, err = time.ParseDuration(get("SHARE_REAP_INTERVAL", reapDefault)); err != nil || c.ReapInterval < 0 {
-		errList = append(errList, fmt.Errorf("SHARE_REAP_INTERVAL=%q is not a duration ≥ 0", getenv("SHARE_REAP_INTERVAL")))
-	}
-	if c.UnpublishedRetention, err = parseRetention(get("SHARE_UNPUBLISHED_RETENTION", "7d")); err != nil || c.UnpublishedRetention <= 0 {
-		errList = append(errList, fmt.Errorf("SHARE_UNPUBLISHED_RETENTION=%q is not a positive duration such as 36h or 30d", getenv("SHARE_UNPUBLISHED_RETENTION")))
 	}
 	if err := errors.Join(errList...); err != nil {
 		return Config{}, fmt.Errorf("configuration: %w", err)
 	}
 	return c, nil
+}
+
+// Inspect reads the configuration as Load does and returns every setting of Variables,
+// in order, with its value, its source and its error.
+func Inspect(getenv func(string) string) []Value {
+	_, values := read(getenv)
+	return values
+}
+
+// read parses every setting in the order of Variables, so that a computed default sees
+// the settings above it.
+func read(getenv func(string) string) (Config, []Value) {
+	var c Config
+	values := make([]Value, len(Variables))
+	raw := make([]string, len(Variables))
+	for i, s := range Variables {
+		v := strings.TrimSpace(getenv(s.Name))
+		values[i] = Value{Setting: s, FromEnv: v != ""}
+		if v == "" {
+			v = s.Default
+			if s.defaultFrom != nil {
+				v = s.defaultFrom(c)
+			}
+		}
+		raw[i], values[i].Err = v, s.parse(&c, s.Name, v)
+	}
+	for i, s := range Variables {
+		switch {
+		case values[i].Err == nil:
+			values[i].Shown = format(s.value(c))
+		case s.Secret:
+			values[i].Shown = "xxxxx" // Redact shows some malformed URLs whole.
+		default:
+			values[i].Shown = raw[i]
+		}
+	}
+	return c, values
+}
+
+// value is the setting's value in c as logs show it: a secret through Redact.
+func (s Setting) value(c Config) slog.Value {
+	v := s.show(c)
+	if s.Secret {
+		return slog.StringValue(Redact(v.String()))
+	}
+	return v
+}
+
+// format writes a value the way its variable takes it: lists comma-separated.
+func format(v slog.Value) string {
+	if list, ok := v.Any().([]string); ok {
+		return strings.Join(list, ",")
+	}
+	return v.String()
 }
 
 // TrustedProxyStrings returns the trusted networks in the form gin's SetTrustedProxies takes.
@@ -210,28 +172,11 @@ func (c Config) TrustedProxyStrings() []string {
 // LogValue prints the configuration with the passwords of connection URLs masked, so the
 // start-up line never leaks a credential.
 func (c Config) LogValue() slog.Value {
-	return slog.GroupValue(
-		slog.Any("targets", c.Targets),
-		slog.String("addr", c.Addr),
-		slog.String("admin_addr", c.AdminAddr),
-		slog.String("public_url", c.PublicURL),
-		slog.String("data_dir", c.DataDir),
-		slog.String("database_url", Redact(c.DatabaseURL)),
-		slog.String("blob_url", c.BlobURL),
-		slog.String("redis_url", Redact(c.RedisURL)),
-		slog.String("redis_key_prefix", c.RedisKeyPrefix),
-		slog.Any("trusted_proxies", c.TrustedProxyStrings()),
-		slog.String("log_level", c.LogLevel.String()),
-		slog.String("drain_delay", c.DrainDelay.String()),
-		slog.String("shutdown_timeout", c.ShutdownTimeout.String()),
-		slog.Bool("pprof", c.Pprof),
-		slog.Int64("image_quota_bytes", c.ImageQuotaBytes),
-		slog.String("reap_interval", c.ReapInterval.String()),
-		slog.String("unpublished_retention", c.UnpublishedRetention.String()),
-		slog.Int64("cache_bytes", c.CacheBytes),
-		slog.Int("max_uploads", c.MaxUploads),
-		slog.String("upload_wait", c.UploadWait.String()),
-	)
+	attrs := make([]slog.Attr, 0, len(Variables))
+	for _, s := range Variables {
+		attrs = append(attrs, slog.Attr{Key: s.Key, Value: s.value(c)})
+	}
+	return slog.GroupValue(attrs...)
 }
 
 // Redact returns a connection URL with its password (and any password query parameter)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/netip"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -76,91 +77,93 @@ func TestLoadReadsExactlyTheDocumentedVariables(t *testing.T) {
 	}
 }
 
+// settingCases are the rules of TestLoadSettings: each sets variables and checks a field.
+var settingCases = []struct {
+	name  string
+	vars  map[string]string
+	check func(c config.Config) (got, want any)
+}{
+	{"a listener on every interface gets a localhost public URL",
+		map[string]string{"SHARE_ADDR": ":8080"},
+		func(c config.Config) (any, any) { return c.PublicURL, "http://localhost:8080" }},
+	{"a 0.0.0.0 listener gets a localhost public URL",
+		map[string]string{"SHARE_ADDR": "0.0.0.0:8081"},
+		func(c config.Config) (any, any) { return c.PublicURL, "http://localhost:8081" }},
+	{"an IPv6 wildcard listener gets a localhost public URL",
+		map[string]string{"SHARE_ADDR": "[::]:8082"},
+		func(c config.Config) (any, any) { return c.PublicURL, "http://localhost:8082" }},
+	{"an IPv6 listener keeps its brackets in the public URL",
+		map[string]string{"SHARE_ADDR": "[::1]:8083"},
+		func(c config.Config) (any, any) { return c.PublicURL, "http://[::1]:8083" }},
+	{"an explicit public URL wins over the listener",
+		map[string]string{"SHARE_ADDR": ":8080", "SHARE_PUBLIC_URL": "https://share.example.com"},
+		func(c config.Config) (any, any) { return c.PublicURL, "https://share.example.com" }},
+	{"a trailing slash is trimmed from the public URL",
+		map[string]string{"SHARE_PUBLIC_URL": "https://share.example.com/"},
+		func(c config.Config) (any, any) { return c.PublicURL, "https://share.example.com" }},
+	{"every trailing slash is trimmed from a public URL with a path",
+		map[string]string{"SHARE_PUBLIC_URL": "https://example.com/share//"},
+		func(c config.Config) (any, any) { return c.PublicURL, "https://example.com/share" }},
+	{"the default database lives in the data dir",
+		map[string]string{"SHARE_DATA_DIR": "/var/lib/sharenote"},
+		func(c config.Config) (any, any) { return c.DatabaseURL, "sqlite:/var/lib/sharenote/sharenote.db" }},
+	{"an explicit database URL wins over the data dir",
+		map[string]string{"SHARE_DATA_DIR": "/var/lib/sharenote", "SHARE_DATABASE_URL": "postgres://app@db/sharenote"},
+		func(c config.Config) (any, any) { return c.DatabaseURL, "postgres://app@db/sharenote" }},
+	{"postgresql:// is a Postgres URL too",
+		map[string]string{"SHARE_DATABASE_URL": "postgresql://app@db/sharenote"},
+		func(c config.Config) (any, any) { return c.DatabaseURL, "postgresql://app@db/sharenote" }},
+	{"rediss:// is accepted for TLS",
+		map[string]string{"SHARE_REDIS_URL": "rediss://r:6380/0"},
+		func(c config.Config) (any, any) { return c.RedisURL, "rediss://r:6380/0" }},
+	{"surrounding spaces are ignored",
+		map[string]string{"SHARE_LOG_LEVEL": " debug ", "SHARE_ADDR": " 127.0.0.1:1234 "},
+		func(c config.Config) (any, any) {
+			return []any{c.LogLevel, c.Addr}, []any{slog.LevelDebug, "127.0.0.1:1234"}
+		}},
+	{"a blank variable means its default",
+		map[string]string{"SHARE_ADMIN_ADDR": "   "},
+		func(c config.Config) (any, any) { return c.AdminAddr, "127.0.0.1:9090" }},
+	{"log levels are case-insensitive",
+		map[string]string{"SHARE_LOG_LEVEL": "WARN"},
+		func(c config.Config) (any, any) { return c.LogLevel, slog.LevelWarn }},
+	{"the shutdown timeout is a Go duration",
+		map[string]string{"SHARE_SHUTDOWN_TIMEOUT": "1m30s"},
+		func(c config.Config) (any, any) { return c.ShutdownTimeout, 90 * time.Second }},
+	{"the drain delay can be turned off where a preStop sleep covers it",
+		map[string]string{"SHARE_DRAIN_DELAY": "0"},
+		func(c config.Config) (any, any) { return c.DrainDelay, time.Duration(0) }},
+	{"the drain delay is a Go duration",
+		map[string]string{"SHARE_DRAIN_DELAY": "1500ms"},
+		func(c config.Config) (any, any) { return c.DrainDelay, 1500 * time.Millisecond }},
+	{"pprof is served only when asked for",
+		map[string]string{"SHARE_PPROF": "true"},
+		func(c config.Config) (any, any) { return c.Pprof, true }},
+	{"pprof can be turned off explicitly",
+		map[string]string{"SHARE_PPROF": "false"},
+		func(c config.Config) (any, any) { return c.Pprof, false }},
+	{"the unpublished retention is a Go duration",
+		map[string]string{"SHARE_UNPUBLISHED_RETENTION": "36h"},
+		func(c config.Config) (any, any) { return c.UnpublishedRetention, 36 * time.Hour }},
+	{"the unpublished retention may be given in days",
+		map[string]string{"SHARE_UNPUBLISHED_RETENTION": "30d"},
+		func(c config.Config) (any, any) { return c.UnpublishedRetention, 30 * 24 * time.Hour }},
+	{"the image quota can be lowered",
+		map[string]string{"SHARE_IMAGE_QUOTA_BYTES": "5000000"},
+		func(c config.Config) (any, any) { return c.ImageQuotaBytes, int64(5_000_000) }},
+	{"Postgres leaves reaping to the CronJob",
+		map[string]string{"SHARE_DATABASE_URL": "postgres://db/sharenote"},
+		func(c config.Config) (any, any) { return c.ReapInterval, time.Duration(0) }},
+	{"the reap interval can be set",
+		map[string]string{"SHARE_DATABASE_URL": "postgres://db/sharenote", "SHARE_REAP_INTERVAL": "1h"},
+		func(c config.Config) (any, any) { return c.ReapInterval, time.Hour }},
+	{"the redis key prefix can be changed",
+		map[string]string{"SHARE_REDIS_KEY_PREFIX": "staging:"},
+		func(c config.Config) (any, any) { return c.RedisKeyPrefix, "staging:" }},
+}
+
 func TestLoadSettings(t *testing.T) {
-	cases := []struct {
-		name  string
-		vars  map[string]string
-		check func(c config.Config) (got, want any)
-	}{
-		{"a listener on every interface gets a localhost public URL",
-			map[string]string{"SHARE_ADDR": ":8080"},
-			func(c config.Config) (any, any) { return c.PublicURL, "http://localhost:8080" }},
-		{"a 0.0.0.0 listener gets a localhost public URL",
-			map[string]string{"SHARE_ADDR": "0.0.0.0:8081"},
-			func(c config.Config) (any, any) { return c.PublicURL, "http://localhost:8081" }},
-		{"an IPv6 wildcard listener gets a localhost public URL",
-			map[string]string{"SHARE_ADDR": "[::]:8082"},
-			func(c config.Config) (any, any) { return c.PublicURL, "http://localhost:8082" }},
-		{"an IPv6 listener keeps its brackets in the public URL",
-			map[string]string{"SHARE_ADDR": "[::1]:8083"},
-			func(c config.Config) (any, any) { return c.PublicURL, "http://[::1]:8083" }},
-		{"an explicit public URL wins over the listener",
-			map[string]string{"SHARE_ADDR": ":8080", "SHARE_PUBLIC_URL": "https://share.example.com"},
-			func(c config.Config) (any, any) { return c.PublicURL, "https://share.example.com" }},
-		{"a trailing slash is trimmed from the public URL",
-			map[string]string{"SHARE_PUBLIC_URL": "https://share.example.com/"},
-			func(c config.Config) (any, any) { return c.PublicURL, "https://share.example.com" }},
-		{"every trailing slash is trimmed from a public URL with a path",
-			map[string]string{"SHARE_PUBLIC_URL": "https://example.com/share//"},
-			func(c config.Config) (any, any) { return c.PublicURL, "https://example.com/share" }},
-		{"the default database lives in the data dir",
-			map[string]string{"SHARE_DATA_DIR": "/var/lib/sharenote"},
-			func(c config.Config) (any, any) { return c.DatabaseURL, "sqlite:/var/lib/sharenote/sharenote.db" }},
-		{"an explicit database URL wins over the data dir",
-			map[string]string{"SHARE_DATA_DIR": "/var/lib/sharenote", "SHARE_DATABASE_URL": "postgres://app@db/sharenote"},
-			func(c config.Config) (any, any) { return c.DatabaseURL, "postgres://app@db/sharenote" }},
-		{"postgresql:// is a Postgres URL too",
-			map[string]string{"SHARE_DATABASE_URL": "postgresql://app@db/sharenote"},
-			func(c config.Config) (any, any) { return c.DatabaseURL, "postgresql://app@db/sharenote" }},
-		{"rediss:// is accepted for TLS",
-			map[string]string{"SHARE_REDIS_URL": "rediss://r:6380/0"},
-			func(c config.Config) (any, any) { return c.RedisURL, "rediss://r:6380/0" }},
-		{"surrounding spaces are ignored",
-			map[string]string{"SHARE_LOG_LEVEL": " debug ", "SHARE_ADDR": " 127.0.0.1:1234 "},
-			func(c config.Config) (any, any) {
-				return []any{c.LogLevel, c.Addr}, []any{slog.LevelDebug, "127.0.0.1:1234"}
-			}},
-		{"a blank variable means its default",
-			map[string]string{"SHARE_ADMIN_ADDR": "   "},
-			func(c config.Config) (any, any) { return c.AdminAddr, "127.0.0.1:9090" }},
-		{"log levels are case-insensitive",
-			map[string]string{"SHARE_LOG_LEVEL": "WARN"},
-			func(c config.Config) (any, any) { return c.LogLevel, slog.LevelWarn }},
-		{"the shutdown timeout is a Go duration",
-			map[string]string{"SHARE_SHUTDOWN_TIMEOUT": "1m30s"},
-			func(c config.Config) (any, any) { return c.ShutdownTimeout, 90 * time.Second }},
-		{"the drain delay can be turned off where a preStop sleep covers it",
-			map[string]string{"SHARE_DRAIN_DELAY": "0"},
-			func(c config.Config) (any, any) { return c.DrainDelay, time.Duration(0) }},
-		{"the drain delay is a Go duration",
-			map[string]string{"SHARE_DRAIN_DELAY": "1500ms"},
-			func(c config.Config) (any, any) { return c.DrainDelay, 1500 * time.Millisecond }},
-		{"pprof is served only when asked for",
-			map[string]string{"SHARE_PPROF": "true"},
-			func(c config.Config) (any, any) { return c.Pprof, true }},
-		{"pprof can be turned off explicitly",
-			map[string]string{"SHARE_PPROF": "false"},
-			func(c config.Config) (any, any) { return c.Pprof, false }},
-		{"the unpublished retention is a Go duration",
-			map[string]string{"SHARE_UNPUBLISHED_RETENTION": "36h"},
-			func(c config.Config) (any, any) { return c.UnpublishedRetention, 36 * time.Hour }},
-		{"the unpublished retention may be given in days",
-			map[string]string{"SHARE_UNPUBLISHED_RETENTION": "30d"},
-			func(c config.Config) (any, any) { return c.UnpublishedRetention, 30 * 24 * time.Hour }},
-		{"the image quota can be lowered",
-			map[string]string{"SHARE_IMAGE_QUOTA_BYTES": "5000000"},
-			func(c config.Config) (any, any) { return c.ImageQuotaBytes, int64(5_000_000) }},
-		{"Postgres leaves reaping to the CronJob",
-			map[string]string{"SHARE_DATABASE_URL": "postgres://db/sharenote"},
-			func(c config.Config) (any, any) { return c.ReapInterval, time.Duration(0) }},
-		{"the reap interval can be set",
-			map[string]string{"SHARE_DATABASE_URL": "postgres://db/sharenote", "SHARE_REAP_INTERVAL": "1h"},
-			func(c config.Config) (any, any) { return c.ReapInterval, time.Hour }},
-		{"the redis key prefix can be changed",
-			map[string]string{"SHARE_REDIS_KEY_PREFIX": "staging:"},
-			func(c config.Config) (any, any) { return c.RedisKeyPrefix, "staging:" }},
-	}
-	for _, tc := range cases {
+	for _, tc := range settingCases {
 		t.Run(tc.name, func(t *testing.T) {
 			if got, want := tc.check(load(t, tc.vars)); !reflect.DeepEqual(got, want) {
 				t.Fatalf("got %v, want %v", got, want)
@@ -329,5 +332,67 @@ func TestLogValueNeverShowsAPassword(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestREADMETableIsTheDeclarations keeps the README's configuration table and Variables
+// from drifting: every SHARE_ row is a declared setting, in order, with its meaning and
+// default as declared, and a literal default is the one the table states.
+func TestREADMETableIsTheDeclarations(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Configuration\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	var rows []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| `SHARE_") {
+			rows = append(rows, line)
+		}
+	}
+	for i, s := range config.Variables {
+		want := "| `" + s.Name + "` | " + strings.ReplaceAll(s.Meaning, "|", `\|`) + " | " + s.DocDefault() + " |"
+		if i >= len(rows) || rows[i] != want {
+			t.Errorf("README configuration row %d differs from the declaration; want\n%s", i+1, want)
+		}
+		if s.DefaultDoc != "" && s.Default != "" && !strings.HasPrefix(s.DefaultDoc, "`"+s.Default+"`") {
+			t.Errorf("%s: the documented default %q does not state the default %q", s.Name, s.DefaultDoc, s.Default)
+		}
+	}
+	if len(rows) != len(config.Variables) {
+		t.Errorf("README's configuration table has %d SHARE_ rows, Variables %d settings", len(rows), len(config.Variables))
+	}
+}
+
+func TestInspectNamesSourcesAndMasksSecrets(t *testing.T) {
+	values := config.Inspect(env(map[string]string{
+		"SHARE_ADDR":         ":8081",
+		"SHARE_DATABASE_URL": "postgres://app:Pg-s3cret@db/sharenote",
+		"SHARE_REDIS_URL":    "mysql://:Rd-s3cret@r:6379", // Bad, and still never shown.
+	}))
+	if len(values) != len(config.Variables) {
+		t.Fatalf("Inspect returned %d values, want one per setting (%d)", len(values), len(config.Variables))
+	}
+	want := map[string]struct {
+		shown   string
+		fromEnv bool
+		bad     bool
+	}{
+		"SHARE_ADDR":          {":8081", true, false},
+		"SHARE_PUBLIC_URL":    {"http://localhost:8081", false, false},
+		"SHARE_DATABASE_URL":  {"postgres://app:xxxxx@db/sharenote", true, false},
+		"SHARE_REDIS_URL":     {"xxxxx", true, true},
+		"SHARE_TARGETS":       {strings.Join(routes.Targets, ","), false, false},
+		"SHARE_REAP_INTERVAL": {"0s", false, false},
+	}
+	for _, v := range values {
+		if strings.Contains(v.Shown, "s3cret") || (v.Err != nil && strings.Contains(v.Err.Error(), "s3cret")) {
+			t.Errorf("%s shows a password: %q, %v", v.Setting.Name, v.Shown, v.Err)
+		}
+		w, ok := want[v.Setting.Name]
+		if ok && (v.Shown != w.shown || v.FromEnv != w.fromEnv || (v.Err != nil) != w.bad) {
+			t.Errorf("%s: shown %q, from the environment %v, error %v; want %q, %v, bad %v", v.Setting.Name, v.Shown, v.FromEnv, v.Err, w.shown, w.fromEnv, w.bad)
+		}
 	}
 }

@@ -201,3 +201,51 @@ func (r *reservingReader) fill() error {
 	r.sum.Write(r.buf)
 	return nil
 }
+
+// The image limits. Each image row costs a database row, a blob and work at every
+// unpublish; these bound what one request and one account can make the service keep. A
+// note worth reading rarely embeds more than a few dozen images.
+const (
+	// MaxImagesPerPublish bounds the images of one publish request; the parser stops
+	// reading the body at the first image over it.
+	MaxImagesPerPublish = 100
+	// MaxImagesPerAccount bounds an account's images that count toward its storage (those
+	// of active and expired publications; unpublishing releases them). It holds under
+	// concurrent publishes as the byte quota does.
+	MaxImagesPerAccount = 10_000
+)
+
+// ErrTooManyImages is a publish over one of the image limits; the error that wraps it is
+// a *TooManyImagesError naming the limit.
+var ErrTooManyImages = errors.New("too many images")
+
+// TooManyImagesError says which image limit a publish would pass.
+type TooManyImagesError struct {
+	// Limit is the number of images allowed.
+	Limit int
+	// PerAccount is true for the account's limit, false for the limit per publish.
+	PerAccount bool
+}
+
+func (e *TooManyImagesError) Error() string {
+	if e.PerAccount {
+		return fmt.Sprintf("too many images: an account keeps at most %d images of published notes", e.Limit)
+	}
+	return fmt.Sprintf("too many images: a publish carries at most %d images", e.Limit)
+}
+
+// Unwrap makes errors.Is(err, ErrTooManyImages) hold.
+func (e *TooManyImagesError) Unwrap() error { return ErrTooManyImages }
+
+// StoredImage is an image as stored: metadata plus the key of its bytes in the object
+// store.
+type StoredImage struct {
+	AccountCUID     string
+	PublicationCUID string
+	Filename        string
+	MediaType       string
+	Size            int64
+	SHA256          string
+	BlobKey         string
+	CreatedAt       time.Time
+}

@@ -19,10 +19,7 @@ func ReplaceImageLinks(content string, urls map[string]string) string {
 	}
 	// A name longer than every key cannot match, so its lookup is skipped: this keeps the
 	// cost of hashing candidate names bounded even for content full of unclosed "[[".
-	maxName := 0
-	for name := range urls {
-		maxName = max(maxName, len(name))
-	}
+	maxName := longestKey(urls)
 
 	var b strings.Builder
 	copied := 0 // content[:copied] is already in b
@@ -56,17 +53,7 @@ func ReplaceImageLinks(content string, urls map[string]string) string {
 		if b.Len() == 0 {
 			b.Grow(len(content) + len(url))
 		}
-		if open > copied && content[open-1] == '!' {
-			b.WriteString(content[copied : open-1])
-			b.WriteString("![")
-			writeLinkText(&b, name)
-			b.WriteString("](")
-			b.WriteString(url)
-			b.WriteString(")")
-		} else {
-			b.WriteString(content[copied:open])
-			b.WriteString(url)
-		}
+		writeImageLink(&b, content[copied:open], name, url)
 		copied = closeAt + 2
 		i = copied
 	}
@@ -75,6 +62,33 @@ func ReplaceImageLinks(content string, urls map[string]string) string {
 	}
 	b.WriteString(content[copied:])
 	return b.String()
+}
+
+// longestKey is the length of the longest key of urls.
+func longestKey(urls map[string]string) int {
+	n := 0
+	for name := range urls {
+		n = max(n, len(name))
+	}
+	return n
+}
+
+// writeImageLink writes before, the content from the last reference replaced up to the
+// one to name, and then that reference replaced by url: an embed, whose "!" ends before,
+// as a Markdown image, and a plain reference as the bare url.
+func writeImageLink(b *strings.Builder, before, name, url string) {
+	embed, ok := strings.CutSuffix(before, "!")
+	if !ok {
+		b.WriteString(before)
+		b.WriteString(url)
+		return
+	}
+	b.WriteString(embed)
+	b.WriteString("![")
+	writeLinkText(b, name)
+	b.WriteString("](")
+	b.WriteString(url)
+	b.WriteString(")")
 }
 
 // writeLinkText writes s escaped for use as Markdown link text, where an unescaped bracket

@@ -62,32 +62,12 @@ func parseRange(header string, size int64) ([]byteRange, error) {
 			continue
 		}
 		specs++
-		first, last, ok := strings.Cut(spec, "-")
-		if !ok {
-			return nil, errBadRange
+		r, satisfiable, err := parseSpec(spec, size)
+		if err != nil {
+			return nil, err
 		}
-		if first == "" {
-			n, ok := parseDigits(last)
-			if !ok {
-				return nil, errBadRange
-			}
-			if n > 0 && size > 0 {
-				rs = append(rs, byteRange{max(size-n, 0), size})
-			}
-			continue
-		}
-		a, ok := parseDigits(first)
-		if !ok {
-			return nil, errBadRange
-		}
-		b := int64(math.MaxInt64)
-		if last != "" {
-			if b, ok = parseDigits(last); !ok || b < a {
-				return nil, errBadRange
-			}
-		}
-		if a < size {
-			rs = append(rs, byteRange{a, min(b, size-1) + 1})
+		if satisfiable {
+			rs = append(rs, r)
 		}
 	}
 	if specs == 0 {
@@ -96,6 +76,40 @@ func parseRange(header string, size int64) ([]byteRange, error) {
 	if len(rs) == 0 {
 		return nil, errUnsatisfiable
 	}
+	return mergeRanges(rs), nil
+}
+
+// parseSpec parses one range of a Range header (a-b, a- or -suffix) for a body of size
+// bytes; satisfiable is false for a range that starts past the end and for an empty
+// suffix.
+func parseSpec(spec string, size int64) (r byteRange, satisfiable bool, err error) {
+	first, last, ok := strings.Cut(spec, "-")
+	if !ok {
+		return byteRange{}, false, errBadRange
+	}
+	if first == "" {
+		n, ok := parseDigits(last)
+		if !ok {
+			return byteRange{}, false, errBadRange
+		}
+		return byteRange{max(size-n, 0), size}, n > 0 && size > 0, nil
+	}
+	a, ok := parseDigits(first)
+	if !ok {
+		return byteRange{}, false, errBadRange
+	}
+	b := int64(math.MaxInt64)
+	if last != "" {
+		if b, ok = parseDigits(last); !ok || b < a {
+			return byteRange{}, false, errBadRange
+		}
+	}
+	return byteRange{a, min(b, size-1) + 1}, a < size, nil
+}
+
+// mergeRanges sorts rs, which is not empty, and merges its overlapping and adjacent
+// ranges.
+func mergeRanges(rs []byteRange) []byteRange {
 	slices.SortFunc(rs, func(x, y byteRange) int { return cmp.Compare(x.start, y.start) })
 	merged := rs[:1]
 	for _, r := range rs[1:] {
@@ -106,7 +120,7 @@ func parseRange(header string, size int64) ([]byteRange, error) {
 		}
 		merged = append(merged, r)
 	}
-	return merged, nil
+	return merged
 }
 
 // parseDigits parses a non-empty run of ASCII digits (no sign, no space); a number past
@@ -154,45 +168,19 @@ func strongMatch(header, etag string) bool {
 func serveRanges(c *gin.Context, e *readcache.Entry) {
 	h := c.Writer.Header()
 	h.Set("Accept-Ranges", "bytes")
-	open, size := e.Open, e.Size
-	if open == nil {
-		body := e.Body
-		open = func(_ context.Context, off, n int64) (io.ReadCloser, error) {
-			return io.NopCloser(bytes.NewReader(body[off : off+n])), nil
-		}
-		size = int64(len(body))
-	}
+	open, size := bodyOf(e)
 	if im := c.GetHeader("If-Match"); im != "" && !strongMatch(im, e.ETag) {
 		refuse(c, errs.New(http.StatusPreconditionFailed, errs.PreconditionFailed, "If-Match does not match the image's ETag."))
 		return
 	}
-	ranges := []byteRange{{0, size}}
-	status := http.StatusOK
-	if header := c.GetHeader("Range"); header != "" && (c.GetHeader("If-Range") == "" || strongMatch(c.GetHeader("If-Range"), e.ETag)) {
-		rs, err := parseRange(header, size)
-		if err != nil {
-			h.Set("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
-			refuse(c, errs.New(http.StatusRequestedRangeNotSatisfiable, errs.RangeNotSatisfiable, "The requested range does not overlap the image."))
-			return
-		}
-		if len(rs) > 0 && len(rs) <= MaxRanges {
-			ranges, status = rs, http.StatusPartialContent
-		}
+	ranges, status, ok := selectRanges(c, e.ETag, size)
+	if !ok {
+		return
 	}
-
-	var parts *multipart.Writer
-	length := ranges[0].end - ranges[0].start
-	switch {
-	case status == http.StatusPartialContent && len(ranges) == 1:
-		h.Set("Content-Range", contentRange(ranges[0], size))
-	case len(ranges) > 1:
-		parts = multipart.NewWriter(io.Discard)
-		if err := parts.SetBoundary(boundary()); err != nil {
-			errs.Abort(c, err)
-			return
-		}
-		length = multipartLength(parts.Boundary(), ranges, h.Get("Content-Type"), size)
-		h.Set("Content-Type", "multipart/byteranges; boundary="+parts.Boundary())
+	parts, length, err := frameRanges(h, ranges, status, size)
+	if err != nil {
+		errs.Abort(c, err)
+		return
 	}
 	h.Set("Content-Length", strconv.FormatInt(length, 10))
 	if c.Request.Method == http.MethodHead {
@@ -216,6 +204,60 @@ func serveRanges(c *gin.Context, e *readcache.Entry) {
 	// A failed read leaves the body shorter than its Content-Length: net/http then closes
 	// the connection, and the client sees the cut.
 	_ = writeParts(c.Writer, rc, parts.Boundary(), ranges, e.ContentType, size)
+}
+
+// bodyOf opens e's body from an offset, whether e streams it or holds it, and tells its
+// size.
+func bodyOf(e *readcache.Entry) (open func(ctx context.Context, off, n int64) (io.ReadCloser, error), size int64) {
+	if e.Open != nil {
+		return e.Open, e.Size
+	}
+	body := e.Body
+	return func(_ context.Context, off, n int64) (io.ReadCloser, error) {
+		return io.NopCloser(bytes.NewReader(body[off : off+n])), nil
+	}, int64(len(body))
+}
+
+// selectRanges is what the request asks of a body of size bytes: the whole body with 200,
+// or the ranges of its Range header with 206 when If-Range allows them and there are at
+// most MaxRanges. A Range header that is malformed or does not overlap the body is
+// answered 416 here, and ok is false.
+func selectRanges(c *gin.Context, etag string, size int64) (ranges []byteRange, status int, ok bool) {
+	whole := []byteRange{{0, size}}
+	header := c.GetHeader("Range")
+	if header == "" || c.GetHeader("If-Range") != "" && !strongMatch(c.GetHeader("If-Range"), etag) {
+		return whole, http.StatusOK, true
+	}
+	rs, err := parseRange(header, size)
+	if err != nil {
+		c.Writer.Header().Set("Content-Range", "bytes */"+strconv.FormatInt(size, 10))
+		refuse(c, errs.New(http.StatusRequestedRangeNotSatisfiable, errs.RangeNotSatisfiable, "The requested range does not overlap the image."))
+		return nil, 0, false
+	}
+	if len(rs) > 0 && len(rs) <= MaxRanges {
+		return rs, http.StatusPartialContent, true
+	}
+	return whole, http.StatusOK, true
+}
+
+// frameRanges sets the headers that frame the answer of ranges of a body of size bytes:
+// Content-Range for one range answered 206, a multipart/byteranges Content-Type for
+// several. It returns the multipart writer whose boundary the parts take (nil for a
+// single part) and the length of the answer's body.
+func frameRanges(h http.Header, ranges []byteRange, status int, size int64) (parts *multipart.Writer, length int64, err error) {
+	length = ranges[0].end - ranges[0].start
+	switch {
+	case status == http.StatusPartialContent && len(ranges) == 1:
+		h.Set("Content-Range", contentRange(ranges[0], size))
+	case len(ranges) > 1:
+		parts = multipart.NewWriter(io.Discard)
+		if err := parts.SetBoundary(boundary()); err != nil {
+			return nil, 0, err
+		}
+		length = multipartLength(parts.Boundary(), ranges, h.Get("Content-Type"), size)
+		h.Set("Content-Type", "multipart/byteranges; boundary="+parts.Boundary())
+	}
+	return parts, length, nil
 }
 
 // refuse answers err through errs.Middleware, without the body's Content-Type.

@@ -77,8 +77,8 @@ type mathInline struct{}
 
 func (mathInline) Trigger() []byte { return []byte{'$'} }
 
-func (mathInline) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Node {
-	line, _ := block.PeekLine()
+func (mathInline) Parse(_ ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, segment := block.PeekLine()
 	if bytes.HasPrefix(line, []byte("$$")) {
 		end := bytes.Index(line[2:], []byte("$$"))
 		if end <= 0 {
@@ -91,7 +91,11 @@ func (mathInline) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Nod
 	if len(line) < 3 || isSpace(line[1]) {
 		return nil
 	}
+	scanned := scannedMath(pc, segment)
 	for i := 2; i < len(line); i++ {
+		if scanned.visit(segment.Start + i) {
+			return nil // an earlier scan went on from here and found no closing `$`
+		}
 		switch line[i] {
 		case '\\':
 			i++ // an escaped character, such as \$
@@ -105,6 +109,37 @@ func (mathInline) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Nod
 		}
 	}
 	return nil
+}
+
+var mathScanKey = parser.NewContextKey()
+
+// mathScan remembers the positions of a line that scans for an inline formula's closing
+// `$` have been at, so that a line of many `$` that close nothing (" $a $a $a…") is
+// scanned once rather than once for each. A scan that comes to a position an earlier
+// one has been at would go on as that one did; and since a scan that found its `$` is
+// followed by the parse from after that `$`, only a scan that found none can have been
+// at a position a later scan comes to.
+type mathScan struct {
+	start, stop int    // of the line in the source, from the first scan
+	been        []bool // by position from start
+}
+
+// scannedMath is the mathScan of the line of segment (from where the parse is to the
+// line's end).
+func scannedMath(pc parser.Context, segment text.Segment) *mathScan {
+	if m, ok := pc.Get(mathScanKey).(*mathScan); ok && m.stop == segment.Stop && m.start <= segment.Start {
+		return m
+	}
+	m := &mathScan{start: segment.Start, stop: segment.Stop, been: make([]bool, segment.Len())}
+	pc.Set(mathScanKey, m)
+	return m
+}
+
+// visit reports whether a scan has been at position i, and notes that one is.
+func (m *mathScan) visit(i int) bool {
+	been := m.been[i-m.start]
+	m.been[i-m.start] = true
+	return been
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

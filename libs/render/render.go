@@ -16,11 +16,17 @@
 // Each block shown as plain text for missing a bound is reported as a Fallback, so that
 // the author can be told.
 //
-//   - A whole render may take noteDeadline. goldmark takes time quadratic in the length
-//     of some constructed inputs (100 KB of deeply nested block quotes and lists, unclosed
-//     link destinations or mismatched emphasis delimiters take seconds to parse), and its
-//     parser cannot be interrupted: a note that misses the deadline is shown whole as
-//     preformatted text, while its parse runs to its end in the background.
+//   - A whole render may take noteDeadline. Its parse takes time linear in the length of
+//     the note. goldmark's parser does work quadratic in the length of some constructed
+//     inputs (64 KiB of nested block quotes took 2.9 s, 120 KiB of unclosed link
+//     destinations 1.9 s), so bounds shows as plain text, and reports, what would start
+//     that work: containers nested deeper than maxNesting, and the links, wikilinks,
+//     footnote references, code spans, emphasis delimiters and link reference
+//     definitions over their block's allowance of parse work (docs/rendering-bounds.md
+//     has the shapes and the figures). The parser cannot be interrupted, and a linear
+//     parse of the largest notes can still take seconds: a note that misses the
+//     deadline is shown whole as preformatted text, while its parse runs to its end in
+//     the background.
 //   - Renders wait for one of a fixed number of slots per process, in a fair queue per
 //     tenant (queue.go), and hold it until their parse has really ended, so runaway
 //     parses never take more than that many goroutines. A render that cannot get a slot
@@ -29,8 +35,8 @@
 //     store (libs/note keeps neither for good unless the note missed its own bound twice).
 //
 // Links between notes are not resolved here: a note's render depends on that note only.
-// Each wikilink is written as a pair of placeholders that Link replaces by a link or a
-// plain span when a page is built (ResolveLinks).
+// Each wikilink is written as a pair of placeholders that ResolveLinks replaces by a
+// link or a plain span when a page is built.
 //
 // Markdown returns as soon as its context is done.
 package render
@@ -40,9 +46,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/microcosm-cc/bluemonday"
@@ -59,7 +63,8 @@ import (
 // 3: math as MathML, callout icons and Markdown titles, wikilinks, image alt text kept,
 // %%comments%% left out.
 // 4: wikilinks as placeholders resolved when a page is built (ResolveLinks), without
-// rel="nofollow" (they lead to the author's own notes).
+// rel="nofollow" (they lead to the author's own notes); constructs over the parse bounds
+// shown as their text (bounds.go).
 const Version = 4
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
@@ -128,6 +133,7 @@ func MaxHTML(n int) int {
 var markdown = goldmark.New(
 	goldmark.WithRenderer(newRenderer()),
 	goldmark.WithExtensions(
+		bounds{},
 		tables{},
 		extension.Strikethrough,
 		extension.Linkify,
@@ -209,14 +215,6 @@ func Markdown(ctx context.Context, src string, opts Options) (Result, error) {
 		res := whole(src, reasonDeadline)
 		res.Miss = MissDeadline
 		return res, nil
-	}
-}
-
-// whole is src shown whole as preformatted text, for reason.
-func whole(src, reason string) Result {
-	return Result{
-		HTML:      preformatted(src, MaxHTML(len(src))),
-		Fallbacks: []Fallback{{Ref: firstLine(strings.TrimLeft(src, " \t\r\n")), Reason: reason}},
 	}
 }
 
@@ -302,145 +300,4 @@ func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]b
 	}
 	r.last = s
 	return Result{HTML: html, Fallbacks: s.fallbacks}, nil
-}
-
-// sink is the writer of one pass. It keeps at most limit bytes, and it carries the pass's
-// state to the node renderers, which goldmark hands nothing but the writer.
-type sink struct {
-	*run
-	buf      []byte
-	limit    int   // the cap of the unsanitized HTML
-	err      error // errTooLarge or the context's error: the pass is over
-	plain    map[*ast.FencedCodeBlock]bool
-	allPlain bool
-
-	fallbacks []Fallback
-	seen      map[Fallback]bool
-	gen       placeholders // the generated markup of the pass
-}
-
-// check reports whether the pass is over, noticing a done context.
-func (s *sink) check() error {
-	if s.err == nil {
-		select {
-		case <-s.ctx.Done():
-			s.err = s.ctx.Err()
-		default:
-		}
-	}
-	return s.err
-}
-
-// room reports whether n more bytes fit, ending the pass when they do not.
-func (s *sink) room(n int) bool {
-	if s.err == nil && len(s.buf)+n > s.limit {
-		s.err = errTooLarge
-	}
-	return s.err == nil
-}
-
-func (s *sink) Write(p []byte) (int, error) {
-	if !s.room(len(p)) {
-		return 0, s.err
-	}
-	s.buf = append(s.buf, p...)
-	return len(p), nil
-}
-
-func (s *sink) WriteString(p string) (int, error) {
-	if !s.room(len(p)) {
-		return 0, s.err
-	}
-	s.buf = append(s.buf, p...)
-	return len(p), nil
-}
-
-func (s *sink) WriteByte(c byte) error {
-	if !s.room(1) {
-		return s.err
-	}
-	s.buf = append(s.buf, c)
-	return nil
-}
-
-func (s *sink) WriteRune(c rune) (int, error) {
-	n := utf8.RuneLen(c)
-	if n < 0 {
-		n = utf8.RuneLen(utf8.RuneError)
-	}
-	if !s.room(n) {
-		return 0, s.err
-	}
-	s.buf = utf8.AppendRune(s.buf, c)
-	return n, nil
-}
-
-// Available is the room left under the cap.
-func (s *sink) Available() int { return s.limit - len(s.buf) }
-
-// Buffered is zero: everything written is in the result at once.
-func (s *sink) Buffered() int { return 0 }
-
-// Flush reports why the pass ended early, if it did.
-func (s *sink) Flush() error { return s.err }
-
-// fallback records a block shown as plain text, once per reference and reason.
-func (s *sink) fallback(ref, reason string) {
-	f := Fallback{Ref: ref, Reason: reason}
-	if len(s.fallbacks) >= maxFallbacks || s.seen[f] {
-		return
-	}
-	s.seen[f] = true
-	s.fallbacks = append(s.fallbacks, f)
-}
-
-// firstLine is the first line of b, trimmed and cut to at most 80 characters.
-func firstLine(b string) string {
-	if i := strings.IndexByte(b, '\n'); i >= 0 {
-		b = b[:i]
-	}
-	b = strings.TrimSpace(b)
-	n := 0
-	for i := range b {
-		if n == 80 {
-			return strings.TrimSpace(b[:i])
-		}
-		n++
-	}
-	return b
-}
-
-// preformatted is src as one escaped preformatted block of at most limit bytes, cut at a
-// character boundary. It is escaped by construction, so it needs no sanitizing.
-func preformatted(src string, limit int) []byte {
-	const open, end = "<pre><code>", "</code></pre>\n"
-	out := make([]byte, 0, min(limit, len(open)+len(src)+len(end)))
-	out = append(out, open...)
-	room := limit - len(end)
-	for _, c := range src {
-		var entity string
-		switch c {
-		case '&':
-			entity = "&amp;"
-		case '<':
-			entity = "&lt;"
-		case '>':
-			entity = "&gt;"
-		case 0:
-			c = utf8.RuneError
-		}
-		n := len(entity)
-		if n == 0 {
-			n = utf8.RuneLen(c)
-		}
-		if len(out)+n > room {
-			break
-		}
-		if entity != "" {
-			out = append(out, entity...)
-		} else {
-			out = utf8.AppendRune(out, c)
-		}
-	}
-	return append(out, end...)
 }

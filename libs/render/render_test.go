@@ -229,7 +229,7 @@ func TestOutputIsCapped(t *testing.T) {
 		{"a 1.9 MB note of fences asking for line numbers", strings.Repeat(fence("go {linenos=true hl_lines=[1-9999]}", "x\n"), big/46), "", true},
 		{"footnote references", strings.Repeat("[^1]", 50<<10) + "\n\n[^1]: x\n", "output too large", false},
 		{"autolinks", strings.Repeat("www.a.b ", 25<<10), "output too large", false},
-		{"nested block quotes", strings.Repeat(">", 2000) + " a\n", "", false},
+		{"nested block quotes", strings.Repeat(">", 2000) + " a\n", "nested too deeply", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -517,19 +517,23 @@ func benchmarkRender(b *testing.B, src string) {
 	b.ReportMetric(float64(times[len(times)/2])/1e6, "median-ms")
 }
 
-// TestAParseThatRunsAwayIsCutAtTheDeadline feeds goldmark an input whose parse takes
-// time quadratic in its length (about 11 s here for 240 KiB; 120 KiB took 2.7 s, too close
-// to the deadline): the render answers at its deadline with the note preformatted, and
-// the parse, which cannot be interrupted, keeps only its own worker.
+// TestAParseThatRunsAwayIsCutAtTheDeadline feeds goldmark the note that takes it longest
+// to parse of those known: a parse is linear in the note's length (see bounds), but 1.9
+// MB of setext headings still took 5 s of CPU here. The render answers at its deadline
+// with the note preformatted, and the parse, which cannot be interrupted, keeps only its
+// own worker. A machine that renders the note within the deadline skips the test.
 func TestAParseThatRunsAwayIsCutAtTheDeadline(t *testing.T) {
-	bomb := strings.Repeat("[a](b", 240<<10/5)
+	bomb := strings.Repeat("a\n=\n", 1900<<10/4)
 	began := time.Now()
 	res := markdown(t, bomb)
 	took := time.Since(began)
 	if took > 4*time.Second {
 		t.Errorf("render took %v, want the 3 s deadline", took)
 	}
-	if len(res.Fallbacks) != 1 || !strings.HasPrefix(string(res.HTML), "<pre><code>[a](b") {
+	if len(res.Fallbacks) == 0 && took < 3*time.Second {
+		t.Skipf("the note rendered in %v, within the deadline", took)
+	}
+	if len(res.Fallbacks) != 1 || !strings.HasPrefix(string(res.HTML), "<pre><code>a\n=\n") {
 		t.Errorf("fallbacks %+v, html %.40q: want the note preformatted", res.Fallbacks, res.HTML)
 	}
 	// The runaway parse holds one worker; another note still renders at once.

@@ -44,7 +44,7 @@ func (t boundedTables) Transform(node *ast.Paragraph, reader text.Reader, pc par
 		t.ParagraphTransformer.Transform(node, reader, pc)
 		return
 	}
-	o := &oversized{}
+	o := &oversized{reason: reasonTable}
 	o.SetLines(node.Lines())
 	node.Parent().ReplaceChild(node.Parent(), node, o)
 }
@@ -95,6 +95,7 @@ var kindOversized = ast.NewNodeKind("Oversized")
 // oversized holds the lines of a block shown as plain text.
 type oversized struct {
 	ast.BaseBlock
+	reason string // the fallback's
 }
 
 func (n *oversized) Kind() ast.NodeKind { return kindOversized }
@@ -113,7 +114,7 @@ func renderOversized(w util.BufWriter, source []byte, node ast.Node, entering bo
 	s := w.(*sink)
 	lines := node.Lines()
 	first := lines.At(0)
-	s.fallback(firstLine(string(first.Value(source))), reasonTable)
+	s.fallback(firstLine(string(first.Value(source))), node.(*oversized).reason)
 	_, _ = s.WriteString("<pre><code>")
 	for i := range lines.Len() {
 		line := lines.At(i)

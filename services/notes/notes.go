@@ -3,7 +3,12 @@
 package notes
 
 import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/openapi"
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
@@ -14,4 +19,22 @@ var Module = app.Module{Name: routes.Notes, New: newService}
 func newService(d app.Deps) (app.Service, error) {
 	a := newAPI(d.Notes, d.Settings, d.Reads, d.Registry, d.Log)
 	return app.Service{Handlers: a.handlers()}, nil
+}
+
+// handlers attaches the handlers of the notes target to its routes; a route added to
+// the target gets its line here.
+func (a *api) handlers() app.Handlers {
+	return app.Handlers{
+		routes.NoteRead:        a.ReadNote,
+		routes.NoteUpdate:      a.UpdateNote,
+		routes.NoteVersions:    a.ListVersions,
+		routes.NoteVersion:     a.ReadVersion,
+		routes.NoteUnshare:     a.Unshare,
+		routes.UserNotes:       a.ListNotes,
+		routes.NotePage:        a.Page,
+		routes.OpenAPIDocument: func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openapi.JSON()) },
+		routes.SettingsRead:    a.GetSettings,
+		routes.SettingsReplace: a.ReplaceSettings,
+		routes.SettingsUpdate:  a.UpdateSettings,
+	}
 }

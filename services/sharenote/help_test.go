@@ -29,7 +29,7 @@ func main(t *testing.T, args ...string) (code int, stdout, stderr string, dbFile
 }
 
 // TestEveryCommandAnswersHelpAndChangesNothing asks every command of the binary, and
-// every licenses subcommand, for help: each exits 0 with usage on stdout, and the
+// every licenses and config subcommand, for help: each exits 0 with usage on stdout, and the
 // configured SQLite file is never created (serve, migrate, licenses and reap would).
 func TestEveryCommandAnswersHelpAndChangesNothing(t *testing.T) {
 	var cases [][]string
@@ -37,6 +37,7 @@ func TestEveryCommandAnswersHelpAndChangesNothing(t *testing.T) {
 		cases = append(cases, []string{h}, []string{"serve", h}, []string{"serve", "--target", "notes", h},
 			[]string{"migrate", h}, []string{"routes", h}, []string{"version", h},
 			[]string{"reap", h}, []string{"reap", "--batch", "5", h},
+			[]string{"config", h}, []string{"config", "print", h}, []string{"config", "verify", h},
 			[]string{"licenses", h},
 			[]string{"licenses", "create", h},
 			[]string{"licenses", "create", "--name", "A", "--email", "a@example.com", h},

@@ -162,24 +162,34 @@ func (r *Renderer) Draw(c Card) (*image.NRGBA, error) {
 	}
 	accent := c.Accent
 	accent.A = 0xff
-
-	// The background, a band tinted with the accent for the footer, and the accent bar.
-	// imaging's Paste and Overlay return copies of the whole canvas, so the band is
-	// composed on its own and the pieces are then drawn into the one canvas.
-	bandTop := Height - footerHeight
-	canvas := imaging.New(Width, Height, p.background)
-	bandImg := imaging.Overlay(imaging.New(Width, footerHeight, p.background), imaging.New(Width, footerHeight, accent), image.Point{}, footerTint)
-	draw.Draw(canvas, image.Rect(0, bandTop, Width, Height), bandImg, image.Point{}, draw.Src)
-	draw.Draw(canvas, image.Rect(0, 0, barWidth, Height), imaging.New(barWidth, Height, accent), image.Point{}, draw.Src)
-	band := bandImg.NRGBAAt(0, 0)
+	canvas, band := drawBackground(p, accent)
 
 	// Text goes on an RGBA view of the same pixels (see opaqueRGBA), clipped to the text
 	// column: glyphs that reach further (a tall accent, a wide missing-glyph box) are cut
 	// at the margin instead of being drawn over it.
+	bandTop := Height - footerHeight
 	dst := opaqueRGBA(canvas)
-	body := dst.SubImage(image.Rect(marginLeft, marginTop, Width-marginRight, bandTop-footerGap/2)).(*image.RGBA)
-	footer := dst.SubImage(image.Rect(marginLeft, bandTop, Width-marginRight, Height)).(*image.RGBA)
+	drawBody(dst.SubImage(image.Rect(marginLeft, marginTop, Width-marginRight, bandTop-footerGap/2)).(*image.RGBA), f, p, c)
+	drawFooter(dst.SubImage(image.Rect(marginLeft, bandTop, Width-marginRight, Height)).(*image.RGBA), f, p, c, accent, band)
+	return canvas, nil
+}
 
+// drawBackground makes the canvas: the background, a band tinted with the accent for the
+// footer, and the accent bar. It returns the canvas and the colour of the band.
+func drawBackground(p palette, accent color.NRGBA) (canvas *image.NRGBA, band color.NRGBA) {
+	// imaging's Paste and Overlay return copies of the whole canvas, so the band is
+	// composed on its own and the pieces are then drawn into the one canvas.
+	bandTop := Height - footerHeight
+	canvas = imaging.New(Width, Height, p.background)
+	bandImg := imaging.Overlay(imaging.New(Width, footerHeight, p.background), imaging.New(Width, footerHeight, accent), image.Point{}, footerTint)
+	draw.Draw(canvas, image.Rect(0, bandTop, Width, Height), bandImg, image.Point{}, draw.Src)
+	draw.Draw(canvas, image.Rect(0, 0, barWidth, Height), imaging.New(barWidth, Height, accent), image.Point{}, draw.Src)
+	return canvas, bandImg.NRGBAAt(0, 0)
+}
+
+// drawBody draws the title and the summary on body, the text column above the footer.
+func drawBody(body *image.RGBA, f faces, p palette, c Card) {
+	bandTop := Height - footerHeight
 	width := fixed.I(ColumnWidth)
 	title := Wrap(f.title, c.Title, width, TitleLines)
 	if len(title) == 0 {
@@ -200,16 +210,19 @@ func (r *Renderer) Draw(c Card) (*image.NRGBA, error) {
 		y := last + f.title.Metrics().Descent.Ceil() + sectionGap + f.summary.Metrics().Ascent.Ceil()
 		drawLines(body, f.summary, p.summary, summary, y, summaryLH)
 	}
+}
 
-	// The footer: the site name in the accent colour (or the title colour when the accent
-	// would be hard to read on the band), then the author, cut to the room left.
+// drawFooter draws on footer, the text column across the band, the site name in the
+// accent colour (or the title colour when the accent would be hard to read on the band
+// colour), then the author, cut to the room left.
+func drawFooter(footer *image.RGBA, f faces, p palette, c Card, accent, band color.NRGBA) {
 	site := accent
 	if contrast(accent, band) < 2.2 {
 		site = p.title
 	}
 	m := f.site.Metrics()
-	baseline := bandTop + (footerHeight+m.CapHeight.Ceil())/2
-	siteLine := Wrap(f.site, c.Site, width, 1)
+	baseline := Height - footerHeight + (footerHeight+m.CapHeight.Ceil())/2
+	siteLine := Wrap(f.site, c.Site, fixed.I(ColumnWidth), 1)
 	siteWidth := 0
 	if len(siteLine) > 0 {
 		drawLines(footer, f.site, site, siteLine, baseline, 0)
@@ -223,7 +236,6 @@ func (r *Renderer) Draw(c Card) (*image.NRGBA, error) {
 			d.DrawString(line[0])
 		}
 	}
-	return canvas, nil
 }
 
 // lineHeight is the distance between baselines for a font size.

@@ -1,5 +1,5 @@
 // Command sharenote is the one binary: `sharenote serve [--target LIST]` serves the API's
-// targets; migrate, licenses, reap, routes and version are the operator's commands.
+// targets; migrate, licenses, reap, config, routes and version are the operator's commands.
 package main
 
 import (

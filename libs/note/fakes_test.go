@@ -1,0 +1,726 @@
+package note_test
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/blob"
+	"github.com/sharenote/sharenote/libs/note"
+)
+
+// The fakes of this file stand in for note.Core's ports in the domain tests: plain
+// in-memory types that keep the contracts ports.go documents, so that a test of a use
+// case needs no database and runs in microseconds. Each records what a test asks about
+// (renders, notifications, saved renders) and nothing more.
+
+var (
+	_ note.Storer   = (*fakeStore)(nil)
+	_ note.Renderer = (*fakeRenderer)(nil)
+	_ note.Notifier = (*fakeNotifier)(nil)
+	_ blob.Store    = (*fakeBlobs)(nil)
+)
+
+// harness is a note.Core on fakes, with the fakes at hand.
+type harness struct {
+	core     *note.Core
+	store    *fakeStore
+	renderer *fakeRenderer
+	notifier *fakeNotifier
+	clock    *fakeClock
+	blobs    *fakeBlobs
+}
+
+// start is the fake clock's first reading: a round millisecond, as the core stores times.
+var start = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+const (
+	author    = "accountauthor00000000000"
+	publicURL = "https://share.example"
+)
+
+// newHarness returns a core whose clock reads start, with a quota of quota bytes.
+func newHarness(t *testing.T, quota int64) *harness {
+	t.Helper()
+	h := &harness{store: newFakeStore(), renderer: &fakeRenderer{version: 1}, notifier: &fakeNotifier{},
+		clock: &fakeClock{now: start}, blobs: &fakeBlobs{objects: map[string][]byte{}}}
+	h.core = note.NewCore(h.store, note.Config{Now: h.clock.Now, PublicURL: publicURL, Quota: quota,
+		Renderer: h.renderer, Blobs: h.blobs, Notifier: h.notifier})
+	return h
+}
+
+// publish publishes content by the author with the title given ("" for none) and fails
+// the test on an error.
+func (h *harness) publish(t *testing.T, title, content string) note.Publication {
+	t.Helper()
+	d := note.Draft{Content: content}
+	if title != "" {
+		d.Title = &title
+	}
+	p, err := h.core.Publish(context.Background(), author, d)
+	if err != nil {
+		t.Fatalf("publish %q: %v", title, err)
+	}
+	return p
+}
+
+// update patches the author's publication and fails the test on an error.
+func (h *harness) update(t *testing.T, cuid string, patch note.Patch) note.Publication {
+	t.Helper()
+	p, err := h.core.Update(context.Background(), author, cuid, patch)
+	if err != nil {
+		t.Fatalf("update %s: %v", cuid, err)
+	}
+	return p
+}
+
+// stored returns the publication as the store holds it.
+func (h *harness) stored(t *testing.T, cuid string) note.Publication {
+	t.Helper()
+	v, err := h.store.FindView(context.Background(), cuid)
+	if err != nil {
+		t.Fatalf("find %s: %v", cuid, err)
+	}
+	return v.Publication
+}
+
+// settle forgets what the fakes recorded so far, so that a test counts what its step does.
+func (h *harness) settle() {
+	h.renderer.reset()
+	h.notifier.reset()
+}
+
+// fakeClock is a clock that moves only when told.
+type fakeClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// fakeRenderer renders a note as its Markdown in a paragraph, tagged with the renderer's
+// version, each [[Title]] or [[Title#fragment]] a link placeholder. misses are the Miss
+// results of the next renders, in order (none: MissNone).
+type fakeRenderer struct {
+	mu      sync.Mutex
+	version int
+	misses  []note.Miss
+	renders []string // the Markdown of each render, in order
+	// during, when set, is called once, within the next render: what another process
+	// does meanwhile.
+	during func()
+}
+
+var fakeLink = regexp.MustCompile(`\[\[([^\[\]\n]+)\]\]`)
+
+func (r *fakeRenderer) Render(_ context.Context, _, markdown string) (note.Rendered, error) {
+	r.mu.Lock()
+	during := r.during
+	r.during = nil
+	r.mu.Unlock()
+	if during != nil {
+		during()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.renders = append(r.renders, markdown)
+	miss := note.MissNone
+	if len(r.misses) > 0 {
+		miss, r.misses = r.misses[0], r.misses[1:]
+	}
+	if miss != note.MissNone {
+		return note.Rendered{HTML: "<pre>" + markdown + "</pre>", Miss: miss,
+			Fallbacks: []note.Fallback{{Ref: markdown, Reason: "busy"}}}, nil
+	}
+	links := note.Links{Nonce: "n" + strconv.Itoa(len(r.renders))}
+	html := fakeLink.ReplaceAllStringFunc(markdown, func(m string) string {
+		title, frag, _ := strings.Cut(m[2:len(m)-2], "#")
+		links.List = append(links.List, note.Link{Title: title, Fragment: frag})
+		return fmt.Sprintf("{{%s:%d}}", links.Nonce, len(links.List)-1)
+	})
+	return note.Rendered{HTML: fmt.Sprintf(`<p data-v="%d">%s</p>`, r.version, html), Links: links}, nil
+}
+
+// ResolveLinks makes link i an anchor to urls[i], or its title as text where urls[i] is "".
+func (r *fakeRenderer) ResolveLinks(html string, links note.Links, urls []string) string {
+	for i, l := range links.List {
+		to := l.Title
+		if urls[i] != "" {
+			to = `<a href="` + urls[i] + `">` + l.Title + `</a>`
+		}
+		html = strings.Replace(html, fmt.Sprintf("{{%s:%d}}", links.Nonce, i), to, 1)
+	}
+	return html
+}
+
+func (r *fakeRenderer) Version() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.version
+}
+
+// upgrade makes the renderer a newer one whose next renders miss as given.
+func (r *fakeRenderer) upgrade(misses ...note.Miss) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.version++
+	r.misses = misses
+}
+
+// miss makes the next renders miss as given.
+func (r *fakeRenderer) miss(misses ...note.Miss) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.misses = misses
+}
+
+// rendered returns the Markdown of the renders since the last reset.
+func (r *fakeRenderer) rendered() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.renders)
+}
+
+func (r *fakeRenderer) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.renders = nil
+}
+
+// fakeNotifier records the notifications, in order, as "note <cuid>" and "links <account>".
+type fakeNotifier struct {
+	mu    sync.Mutex
+	calls []string
+}
+
+func (n *fakeNotifier) NoteChanged(_ context.Context, cuid string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.calls = append(n.calls, "note "+cuid)
+}
+
+func (n *fakeNotifier) LinksChanged(_ context.Context, accountCUID string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.calls = append(n.calls, "links "+accountCUID)
+}
+
+// count returns how many recorded notifications are call.
+func (n *fakeNotifier) count(call string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	k := 0
+	for _, c := range n.calls {
+		if c == call {
+			k++
+		}
+	}
+	return k
+}
+
+// linksCalls returns the LinksChanged notifications recorded.
+func (n *fakeNotifier) linksCalls() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return slices.DeleteFunc(slices.Clone(n.calls), func(c string) bool { return !strings.HasPrefix(c, "links ") })
+}
+
+func (n *fakeNotifier) reset() {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.calls = nil
+}
+
+// fakeBlobs is an object store in memory.
+type fakeBlobs struct {
+	mu      sync.Mutex
+	objects map[string][]byte
+}
+
+func (b *fakeBlobs) Put(_ context.Context, key string, r io.Reader, _ int64, contentType string) (blob.Info, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		// All or nothing: a failed read leaves no object.
+		return blob.Info{}, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.objects[key] = data
+	return blob.Info{Key: key, Size: int64(len(data)), ContentType: contentType}, nil
+}
+
+func (b *fakeBlobs) Get(_ context.Context, key string, off, n int64) (io.ReadCloser, blob.Info, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	data, ok := b.objects[key]
+	if !ok {
+		return nil, blob.Info{}, blob.ErrNotFound
+	}
+	info := blob.Info{Key: key, Size: int64(len(data))}
+	data = data[min(off, int64(len(data))):]
+	if n >= 0 {
+		data = data[:min(n, int64(len(data)))]
+	}
+	return io.NopCloser(bytes.NewReader(data)), info, nil
+}
+
+func (b *fakeBlobs) Stat(_ context.Context, key string) (blob.Info, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	data, ok := b.objects[key]
+	if !ok {
+		return blob.Info{}, blob.ErrNotFound
+	}
+	return blob.Info{Key: key, Size: int64(len(data))}, nil
+}
+
+func (b *fakeBlobs) Delete(_ context.Context, keys ...string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, k := range keys {
+		delete(b.objects, k)
+	}
+	return nil
+}
+
+func (b *fakeBlobs) List(_ context.Context, prefix string, fn func(blob.Info) error) error {
+	b.mu.Lock()
+	keys := slices.Sorted(maps.Keys(b.objects))
+	infos := make([]blob.Info, 0, len(keys))
+	for _, k := range keys {
+		if strings.HasPrefix(k, prefix) {
+			infos = append(infos, blob.Info{Key: k, Size: int64(len(b.objects[k]))})
+		}
+	}
+	b.mu.Unlock()
+	for _, info := range infos {
+		if err := fn(info); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *fakeBlobs) Ping(context.Context) error { return nil }
+
+func (b *fakeBlobs) String() string { return "fake" }
+
+func (b *fakeBlobs) keys() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Sorted(maps.Keys(b.objects))
+}
+
+// fakeStore keeps publications, their images and versions, the accounts' usage and the
+// upload reservations in maps, under one mutex: every method is one transaction.
+type fakeStore struct {
+	mu           sync.Mutex
+	pubs         map[string]*record
+	settings     map[string]account.Settings
+	usage        map[string]usage
+	reservations map[string]reservation
+	legacy       map[string][]byte
+	saves        int // SaveRender calls that stored a render
+}
+
+// record is a publication with what the store keeps beside it.
+type record struct {
+	p        note.Publication
+	images   []note.StoredImage // served: not released
+	versions []note.Version     // oldest first
+	next     int64              // the number of the next snapshot
+}
+
+// usage is an account's image storage use.
+type usage struct {
+	bytes  int64
+	images int
+}
+
+// reservation is an upload's reservation of quota.
+type reservation struct {
+	note, account string
+	bytes         int64
+	images        int
+	expires       time.Time
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{pubs: map[string]*record{}, settings: map[string]account.Settings{}, usage: map[string]usage{},
+		reservations: map[string]reservation{}, legacy: map[string][]byte{}}
+}
+
+// clone copies p so that neither the caller nor the store shares its slices or maps with
+// the other; warnings are not stored.
+func clone(p note.Publication) note.Publication {
+	p.Properties = maps.Clone(p.Properties)
+	p.Links.List = slices.Clone(p.Links.List)
+	p.Warnings = nil
+	return p
+}
+
+// settle deletes a reservation that a commit takes over: its bytes stay in the usage,
+// now as the images'.
+func (s *fakeStore) settle(id string) error {
+	if _, ok := s.reservations[id]; !ok {
+		return note.ErrUploadExpired
+	}
+	delete(s.reservations, id)
+	return nil
+}
+
+func (s *fakeStore) Create(_ context.Context, p note.Publication, images []note.StoredImage, reservation string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.pubs[p.CUID]; ok {
+		return fmt.Errorf("create %s: duplicate key", p.CUID)
+	}
+	if len(images) > 0 {
+		if err := s.settle(reservation); err != nil {
+			return err
+		}
+	}
+	s.pubs[p.CUID] = &record{p: clone(p), images: slices.Clone(images), next: 1}
+	return nil
+}
+
+func (s *fakeStore) Reserve(_ context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int,
+	replaces []string, quota int64, expires time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.reservations[id]
+	switch {
+	case create && ok:
+		return fmt.Errorf("reserve %s: duplicate key", id)
+	case create:
+		r = reservation{note: noteCUID, account: accountCUID}
+	case !ok:
+		return note.ErrUploadExpired
+	}
+	u := s.usage[accountCUID]
+	u.bytes += bytes
+	u.images += images
+	// The images that committing the upload releases are credited.
+	var credit usage
+	if rec := s.pubs[noteCUID]; rec != nil && rec.p.AccountCUID == accountCUID && len(replaces) > 0 {
+		for _, img := range rec.images {
+			if slices.Contains(replaces, img.Filename) {
+				credit.bytes += img.Size
+				credit.images++
+			}
+		}
+	}
+	if images > 0 && u.images-credit.images > note.MaxImagesPerAccount {
+		return &note.TooManyImagesError{Limit: note.MaxImagesPerAccount, PerAccount: true}
+	}
+	if bytes > 0 && u.bytes-credit.bytes > quota {
+		return note.ErrQuotaExceeded
+	}
+	r.bytes += bytes
+	r.images += images
+	r.expires = expires
+	s.reservations[id] = r
+	s.usage[accountCUID] = u
+	return nil
+}
+
+func (s *fakeStore) Release(_ context.Context, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.reservations[id]
+	if !ok {
+		return nil
+	}
+	u := s.usage[r.account]
+	u.bytes -= r.bytes
+	u.images -= r.images
+	s.usage[r.account] = u
+	delete(s.reservations, id)
+	return nil
+}
+
+// owned returns the owner's published (active or expired) publication.
+func (s *fakeStore) owned(cuid, accountCUID string) (*record, error) {
+	rec := s.pubs[cuid]
+	if rec == nil || rec.p.AccountCUID != accountCUID || rec.p.Unpublished {
+		return nil, note.ErrNotFound
+	}
+	return rec, nil
+}
+
+func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
+	apply func(p *note.Publication, images []string, resolve note.ResolveTitles) error) (note.Publication, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, err := s.owned(cuid, accountCUID)
+	if err != nil {
+		return note.Publication{}, err
+	}
+	var names []string
+	for _, img := range rec.images {
+		names = append(names, img.Filename)
+	}
+	slices.Sort(names)
+	for _, img := range images {
+		if !slices.Contains(names, img.Filename) {
+			names = append(names, img.Filename)
+		}
+	}
+	// The transaction: nothing is kept unless apply and the settling succeed.
+	p := clone(rec.p)
+	if err := apply(&p, names, s.resolveTitles); err != nil {
+		return note.Publication{}, err
+	}
+	if len(images) > 0 {
+		if err := s.settle(reservation); err != nil {
+			return note.Publication{}, err
+		}
+		u := s.usage[accountCUID]
+		for _, img := range images {
+			rec.images = slices.DeleteFunc(rec.images, func(old note.StoredImage) bool {
+				if old.Filename != img.Filename {
+					return false
+				}
+				u.bytes -= old.Size
+				u.images--
+				return true
+			})
+			rec.images = append(rec.images, img)
+		}
+		s.usage[accountCUID] = u
+	}
+	rec.versions = append(rec.versions, note.Version{Number: rec.next, CreatedAt: now, Text: rec.p.Text})
+	rec.versions = slices.DeleteFunc(rec.versions, func(v note.Version) bool { return v.Number <= rec.next-note.MaxVersions })
+	rec.next++
+	rec.p = clone(p)
+	return p, nil
+}
+
+func (s *fakeStore) Versions(_ context.Context, cuid, accountCUID string) ([]note.VersionMeta, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, err := s.owned(cuid, accountCUID)
+	if err != nil {
+		return nil, err
+	}
+	out := []note.VersionMeta{}
+	for _, v := range slices.Backward(rec.versions) {
+		out = append(out, note.VersionMeta{Number: v.Number, CreatedAt: v.CreatedAt, Title: v.Title, ContentBytes: len(v.Content)})
+	}
+	return out, nil
+}
+
+func (s *fakeStore) Version(_ context.Context, cuid, accountCUID string, number int64) (note.Version, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, err := s.owned(cuid, accountCUID)
+	if err != nil {
+		return note.Version{}, err
+	}
+	for _, v := range rec.versions {
+		if v.Number == number {
+			return v, nil
+		}
+	}
+	return note.Version{}, note.ErrNotFound
+}
+
+func (s *fakeStore) Unpublish(_ context.Context, cuid, accountCUID string, now time.Time) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, err := s.owned(cuid, accountCUID)
+	if err != nil {
+		return err
+	}
+	rec.p.Unpublished, rec.p.UpdatedAt = true, now
+	u := s.usage[accountCUID]
+	for _, img := range rec.images {
+		u.bytes -= img.Size
+		u.images--
+	}
+	s.usage[accountCUID] = u
+	rec.images = nil
+	return nil
+}
+
+func (s *fakeStore) List(_ context.Context, accountCUID string, after *note.Cursor, limit int) ([]note.Publication, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []note.Publication
+	for _, rec := range s.pubs {
+		p := rec.p
+		if p.AccountCUID != accountCUID || p.Unpublished {
+			continue
+		}
+		ms := p.CreatedAt.UnixMilli()
+		if after != nil && (ms > after.CreatedMS || ms == after.CreatedMS && p.CUID >= after.CUID) {
+			continue
+		}
+		out = append(out, clone(p))
+	}
+	slices.SortFunc(out, func(a, b note.Publication) int {
+		return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), strings.Compare(b.CUID, a.CUID))
+	})
+	return out[:min(limit, len(out))], nil
+}
+
+func (s *fakeStore) view(rec *record) note.View {
+	owner, ok := s.settings[rec.p.AccountCUID]
+	if !ok {
+		owner = account.DefaultSettings("Ada")
+	}
+	return note.View{Publication: clone(rec.p), Owner: owner}
+}
+
+func (s *fakeStore) FindView(_ context.Context, cuid string) (note.View, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec := s.pubs[cuid]
+	if rec == nil {
+		return note.View{}, note.ErrNotFound
+	}
+	return s.view(rec), nil
+}
+
+// SaveRender stores the render only if the publication still has p's etag, still has
+// the render prev, and holds no render of a newer renderer.
+func (s *fakeStore) SaveRender(_ context.Context, p note.Publication, prev string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec := s.pubs[p.CUID]
+	if rec == nil || rec.p.ETag != p.ETag || rec.p.RenderID != prev || rec.p.RenderVersion > p.RenderVersion {
+		return nil
+	}
+	q := &rec.p
+	q.HTML, q.RenderVersion, q.RenderID, q.Links = p.HTML, p.RenderVersion, p.RenderID, note.Links{Nonce: p.Links.Nonce, List: slices.Clone(p.Links.List)}
+	q.RenderTries, q.RenderMisses, q.RenderRetry = p.RenderTries, p.RenderMisses, p.RenderRetry
+	s.saves++
+	return nil
+}
+
+// ClaimRenders claims in cuid order, so that tests see the same claims every run.
+func (s *fakeStore) ClaimRenders(_ context.Context, version int, now, until time.Time, limit int) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(s.pubs)) {
+		p := &s.pubs[id].p
+		if len(out) == limit {
+			break
+		}
+		if p.Unpublished || p.RenderVersion >= version || p.RenderRetry.After(now) {
+			continue
+		}
+		p.RenderRetry = until
+		out = append(out, id)
+	}
+	return out, nil
+}
+
+func (s *fakeStore) ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.resolveTitles(ctx, accountCUID, titles, now)
+}
+
+// resolveTitles is ResolveTitles within a transaction (the mutex held).
+func (s *fakeStore) resolveTitles(_ context.Context, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
+	var recs []*record
+	for _, rec := range s.pubs {
+		p := rec.p
+		if p.AccountCUID == accountCUID && !p.Unpublished && p.Title != nil && slices.Contains(titles, *p.Title) {
+			recs = append(recs, rec)
+		}
+	}
+	slices.SortFunc(recs, func(a, b *record) int {
+		return cmp.Or(b.p.UpdatedAt.Compare(a.p.UpdatedAt), strings.Compare(b.p.CUID, a.p.CUID))
+	})
+	found := map[string]note.LinkTarget{}
+	for _, rec := range recs {
+		p := rec.p
+		if _, ok := found[*p.Title]; !ok && p.Status(now) == note.Active {
+			found[*p.Title] = note.LinkTarget{CUID: p.CUID, ExpiresAt: p.ExpiresAt}
+		}
+	}
+	return found, nil
+}
+
+func (s *fakeStore) FindImageView(_ context.Context, userCUID, noteCUID, filename string) (note.ImageView, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec := s.pubs[noteCUID]
+	if rec == nil || rec.p.AccountCUID != userCUID {
+		return note.ImageView{}, note.ErrNotFound
+	}
+	for _, img := range rec.images {
+		if img.Filename == filename {
+			v := s.view(rec)
+			v.Content, v.HTML = "", ""
+			return note.ImageView{Image: img, Note: v}, nil
+		}
+	}
+	return note.ImageView{}, note.ErrNotFound
+}
+
+func (s *fakeStore) LegacyImage(_ context.Context, key string) ([]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data, ok := s.legacy[key]
+	if !ok {
+		return nil, note.ErrNotFound
+	}
+	return data, nil
+}
+
+func (s *fakeStore) CursorKey(context.Context) ([]byte, error) {
+	return []byte("0123456789abcdef0123456789abcdef"), nil
+}
+
+// accountUsage returns the account's image storage use.
+func (s *fakeStore) accountUsage(accountCUID string) usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage[accountCUID]
+}
+
+// reservationCount returns how many reservations are open.
+func (s *fakeStore) reservationCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.reservations)
+}
+
+// versionCount returns how many snapshots the publication has.
+func (s *fakeStore) versionCount(cuid string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pubs[cuid].versions)
+}
+
+// reservationIDs returns the open reservations.
+func (s *fakeStore) reservationIDs() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.reservations))
+}

@@ -1,0 +1,127 @@
+package note
+
+import (
+	"context"
+	"time"
+)
+
+// ResolveTitles is Storer.ResolveTitles, or the same read within Storer.Update's
+// transaction: the update's warnings must not wait for another connection (SQLite has
+// one).
+type ResolveTitles func(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]LinkTarget, error)
+
+// Storer is what the use cases need from storage; notedb implements it.
+type Storer interface {
+	// Create stores p with its images, whose bytes are in the object store and reserved
+	// against the account under reservation, which it settles in the same transaction:
+	// ErrUploadExpired when the reservation is gone (the reaper released it).
+	Create(ctx context.Context, p Publication, images []StoredImage, reservation string) error
+	// Reserve adds bytes and images to the account's usage and to reservation id of an
+	// upload to publication noteCUID, which it creates when create is set and which
+	// expires at expires: ErrQuotaExceeded when
+	// the bytes would pass quota, a *TooManyImagesError when the images would pass
+	// MaxImagesPerAccount (both hold under concurrent reservations), ErrUploadExpired when
+	// the reservation to add to is gone. The account's images of noteCUID named in
+	// replaces, which committing the upload releases, are not counted against either
+	// limit (a replacement is charged the difference).
+	Reserve(ctx context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int, replaces []string, quota int64, expires time.Time) error
+	// Release takes reservation id's bytes and images off the account's usage and deletes
+	// it; releasing a reservation that does not exist does nothing.
+	Release(ctx context.Context, id string) error
+	// Update locks the owner's published (active or expired) publication, stores a
+	// snapshot of it, calls apply with it, the names of its images (with those of
+	// images) and a ResolveTitles that reads within the transaction, and saves the
+	// result, all in one transaction. images are new images whose bytes are reserved
+	// under reservation, settled as Create does; an image of the same name is replaced:
+	// released, and its bytes taken off the account's usage. Only the MaxVersions newest
+	// snapshots are kept.
+	Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []StoredImage, reservation string,
+		apply func(p *Publication, images []string, resolve ResolveTitles) error) (Publication, error)
+	// Versions lists the snapshots of the owner's published publication, newest first.
+	Versions(ctx context.Context, cuid, accountCUID string) ([]VersionMeta, error)
+	// Version returns one snapshot; ErrNotFound for an unknown or pruned number.
+	Version(ctx context.Context, cuid, accountCUID string, number int64) (Version, error)
+	// Unpublish ends public access and releases the images' bytes from the quota at once.
+	Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time) error
+	// List returns up to limit of the owner's published publications after the cursor,
+	// newest first, ties broken by cuid.
+	List(ctx context.Context, accountCUID string, after *Cursor, limit int) ([]Publication, error)
+	// FindView returns the publication in any state with its owner's settings, in one
+	// query; ErrNotFound when there is none.
+	FindView(ctx context.Context, cuid string) (View, error)
+	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links, RenderTries,
+	// RenderMisses and RenderRetry), unless the publication changed since (its etag is
+	// no longer p.ETag), its render is no longer the one named prev (another was
+	// stored), or a newer renderer stored its own.
+	SaveRender(ctx context.Context, p Publication, prev string) error
+	// ClaimRenders takes up to limit of the publications (not unpublished) whose render
+	// is older than version (0: missing or temporary) and whose RenderRetry is not after
+	// now, moves their RenderRetry to until, so that no other process takes them before
+	// then, and returns their cuids.
+	ClaimRenders(ctx context.Context, version int, now, until time.Time, limit int) ([]string, error)
+	// ResolveTitles maps those of titles that are the title of one of the account's
+	// active publications at now to it: the most recently updated one.
+	ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]LinkTarget, error)
+	// FindImageView returns an image (not its bytes), its publication's state and the
+	// owner's settings, in one query; ErrNotFound when there is no such image.
+	FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error)
+	// LegacyImage returns the bytes of an image that a release before the object store
+	// kept in the database; ErrNotFound when it has none under key.
+	LegacyImage(ctx context.Context, key string) ([]byte, error)
+	// CursorKey returns the installation's cursor MAC key, making it on first use.
+	CursorKey(ctx context.Context) ([]byte, error)
+}
+
+// Renderer turns a note's Markdown into sanitized HTML within bounds; libs/render
+// implements it.
+type Renderer interface {
+	// Render renders markdown for tenant (an account; renders wait for a slot in a queue
+	// that is fair between tenants). Its note links are left as placeholders.
+	Render(ctx context.Context, tenant, markdown string) (Rendered, error)
+	// ResolveLinks returns html, a render with links, with link i leading to urls[i], or
+	// shown as text where urls[i] is "".
+	ResolveLinks(html string, links Links, urls []string) string
+	// Version identifies the renderer's output; stored renders of an older version are
+	// rendered again in the background.
+	Version() int
+}
+
+// Rendered is a note's render.
+type Rendered struct {
+	HTML string
+	// Fallbacks are the blocks the renderer had to show as plain text.
+	Fallbacks []Fallback
+	// Links are the note links whose placeholders HTML holds.
+	Links Links
+	// Miss is why the note was shown whole as plain text, when the reason may pass.
+	Miss Miss
+}
+
+// Miss says why a render showed a note whole as plain text for now.
+type Miss int
+
+// The misses.
+const (
+	// MissNone: the render is what the note makes.
+	MissNone Miss = iota
+	// MissBusy: the renderer was busy with other work.
+	MissBusy
+	// MissDeadline: the note missed its own time bound while it had a render slot.
+	MissDeadline
+)
+
+// Fallback is a block the renderer showed as plain text because it missed a bound.
+type Fallback struct {
+	Ref    string // The block's first line.
+	Reason string
+}
+
+// Notifier tells every process that a publication changed, so that cached public reads
+// of it are dropped everywhere.
+type Notifier interface {
+	NoteChanged(ctx context.Context, cuid string)
+	// LinksChanged says that what the account's note links lead to may have changed (a
+	// note of it was published, retitled, unpublished, or its expiry changed): cached
+	// pages of all its notes are dropped, in one message however many link there.
+	LinksChanged(ctx context.Context, accountCUID string)
+}

@@ -1,0 +1,56 @@
+package note
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+
+	"github.com/sharenote/sharenote/libs/blob"
+)
+
+// ReadView returns an active publication with its owner's settings, for the public:
+// ErrNotFound unless it is active. It serves the stored render as it is: reads never
+// render (RenderPending redoes stale renders in the background).
+func (c *Core) ReadView(ctx context.Context, cuid string) (View, error) {
+	v, err := c.store.FindView(ctx, cuid)
+	if err != nil {
+		return View{}, err
+	}
+	if v.Status(c.now()) != Active {
+		return View{}, ErrNotFound
+	}
+	return v, nil
+}
+
+// ReadImage returns a public image (its metadata, not its bytes: OpenImage opens them)
+// and its publication's view: ErrNotFound unless the publication is active.
+func (c *Core) ReadImage(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error) {
+	iv, err := c.store.FindImageView(ctx, userCUID, noteCUID, filename)
+	if err != nil {
+		return ImageView{}, err
+	}
+	if iv.Note.Status(c.now()) != Active {
+		return ImageView{}, ErrNotFound
+	}
+	return iv, nil
+}
+
+// OpenImage opens the bytes of an image ReadImage returned, n of them from offset off
+// (n < 0: to the end): from the object store, or from the database where a release
+// before the object store left them and `sharenote migrate` has not copied them yet.
+func (c *Core) OpenImage(ctx context.Context, img StoredImage, off, n int64) (io.ReadCloser, error) {
+	rc, _, err := c.blobs.Get(ctx, img.BlobKey, off, n)
+	if !errors.Is(err, blob.ErrNotFound) {
+		return rc, err
+	}
+	data, err := c.store.LegacyImage(ctx, img.BlobKey)
+	if err != nil {
+		return nil, err
+	}
+	data = data[min(off, int64(len(data))):]
+	if n >= 0 {
+		data = data[:min(n, int64(len(data)))]
+	}
+	return io.NopCloser(bytes.NewReader(data)), nil
+}

@@ -1,0 +1,34 @@
+package notedb
+
+import (
+	"context"
+	"time"
+
+	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/note"
+)
+
+// SaveRender implements note.Storer.
+func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string) error {
+	row, err := toRow(p)
+	if err != nil {
+		return err
+	}
+	err = s.db.WithContext(ctx).Model(&publicationRow{}).
+		Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
+		Updates(map[string]any{"html": row.HTML, "render_version": row.RenderVersion, "render_id": row.RenderID, "render_links": row.RenderLinks,
+			"render_tries": row.RenderTries, "render_misses": row.RenderMisses, "render_retry_ms": row.RenderRetryMS}).Error
+	return db.Classify(err)
+}
+
+// ClaimRenders implements note.Storer. One statement claims: on Postgres, a second
+// process's UPDATE of a row claimed meanwhile waits for the first and re-checks the
+// retry time on the row it then sees, so it skips the row; SQLite has one writer.
+func (s *Store) ClaimRenders(ctx context.Context, version int, now, until time.Time, limit int) ([]string, error) {
+	var cuids []string
+	err := s.db.WithContext(ctx).Raw("UPDATE publications SET render_retry_ms = ? "+
+		"WHERE render_version < ? AND render_retry_ms <= ? AND NOT unpublished AND cuid IN "+
+		"(SELECT cuid FROM publications WHERE render_version < ? AND render_retry_ms <= ? AND NOT unpublished LIMIT ?) RETURNING cuid",
+		until.UnixMilli(), version, now.UnixMilli(), version, now.UnixMilli(), limit).Scan(&cuids).Error
+	return cuids, db.Classify(err)
+}

@@ -1,0 +1,99 @@
+package notedb
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/note"
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+)
+
+// owned selects the owner's publication that is not unpublished.
+func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
+	return tx.Where("cuid = ? AND account_cuid = ? AND NOT unpublished", cuid, accountCUID)
+}
+
+// Update implements note.Storer.
+func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
+	apply func(*note.Publication, []string, note.ResolveTitles) error) (note.Publication, error) {
+	var out note.Publication
+	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		var row publicationRow
+		// FOR UPDATE serialises concurrent updates of one publication on Postgres, so
+		// version numbers are unique and increasing; SQLite has a single writer anyway.
+		if err := owned(tx, cuid, accountCUID).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row).Error; err != nil {
+			return notFound(err)
+		}
+		snapshot := versionRow{PublicationCUID: cuid, Version: row.NextVersion, Text: row.Text, CreatedAt: now}
+		if err := tx.Create(&snapshot).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("publication_cuid = ? AND version <= ?", cuid, row.NextVersion-note.MaxVersions).Delete(&versionRow{}).Error; err != nil {
+			return err
+		}
+		var names []string
+		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).Order("filename").Pluck("filename", &names).Error; err != nil {
+			return err
+		}
+		for _, img := range images {
+			if !slices.Contains(names, img.Filename) {
+				names = append(names, img.Filename)
+			}
+		}
+		p, err := fromRow(row)
+		if err != nil {
+			return err
+		}
+		resolve := func(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
+			return resolveTitles(tx.WithContext(ctx), accountCUID, titles, now)
+		}
+		if err := apply(&p, names, resolve); err != nil {
+			return err
+		}
+		next, err := toRow(p)
+		if err != nil {
+			return err
+		}
+		next.NextVersion = row.NextVersion + 1
+		if err := tx.Select("*").Updates(&next).Error; err != nil {
+			return err
+		}
+		if len(images) > 0 {
+			if err := settle(tx, reservation); err != nil {
+				return err
+			}
+			if err := replaceImages(tx, cuid, accountCUID, images); err != nil {
+				return err
+			}
+		}
+		out = p
+		return nil
+	})
+	return out, db.Classify(err)
+}
+
+// Unpublish implements note.Storer.
+func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time) error {
+	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := owned(tx.Model(&publicationRow{}), cuid, accountCUID).Updates(map[string]any{"unpublished": true, "updated_at": now})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return note.ErrNotFound
+		}
+		var released struct{ Bytes, Images int64 }
+		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).
+			Select("COALESCE(SUM(size), 0) AS bytes, COUNT(*) AS images").Scan(&released).Error; err != nil {
+			return err
+		}
+		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).Update("released", true).Error; err != nil {
+			return err
+		}
+		return tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used - ?, image_count = image_count - ? WHERE cuid = ?",
+			released.Bytes, released.Images, accountCUID).Error
+	}))
+}

@@ -1,0 +1,113 @@
+package render
+
+import (
+	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+)
+
+// delimiterList follows goldmark's list of a block's delimiters as the block is parsed,
+// to tell what each closing delimiter will cost: goldmark matches the closing ones (in
+// parser.ProcessDelimiters, once the block is parsed) from first to last, each by
+// looking back over the list for the nearest opening one of its character that the
+// rule of three allows, and removes what lies between. A closing one that matches
+// nothing costs a look over the whole list; that is how 64 KiB of "*a_" took 3.8 s.
+type delimiterList struct {
+	list []listed
+	// openers holds the indexes in list of the opening delimiters, by character, the
+	// remainder of the run's length by three and whether they can close too: the
+	// nearest one of a kind is last.
+	openers [4][3][2][]int
+}
+
+// listed is a delimiter run in a delimiterList.
+type listed struct {
+	c      int // the index of its character in delimiterChars
+	length int // the characters not yet matched
+}
+
+const delimiterChars = "*_~="
+
+// push adds the run d (its character one of delimiterChars) and matches it as goldmark
+// will, and returns what that costs goldmark, in list entries looked over.
+func (l *delimiterList) push(d *parser.Delimiter) int {
+	c := strings.IndexByte(delimiterChars, d.Char)
+	cost, length := 0, d.Length
+	for length > 0 && d.CanClose {
+		at := l.nearest(c, d)
+		if at < 0 {
+			cost += len(l.list) // a look over the whole list, for nothing
+			break
+		}
+		cost += len(l.list) - at
+		consume := 1
+		if l.list[at].length >= 2 && length >= 2 {
+			consume = 2
+		}
+		length -= consume
+		l.truncate(at + 1) // goldmark removes the delimiters between the two
+		if l.list[at].length -= consume; l.list[at].length <= 0 {
+			l.truncate(at)
+		}
+	}
+	if length > 0 && (d.CanOpen || d.CanClose) {
+		l.list = append(l.list, listed{c: c, length: length})
+		if d.CanOpen {
+			kind := &l.openers[c][d.OriginalLength%3][b2i(d.CanClose)]
+			*kind = append(*kind, len(l.list)-1)
+		}
+	}
+	return cost
+}
+
+// nearest is the index of the nearest opener in the list that the run d (of the
+// character c) may close by the rule of three that goldmark applies
+// (parser.Delimiter.CalcComsumption), or -1.
+func (l *delimiterList) nearest(c int, d *parser.Delimiter) int {
+	at := -1
+	for rest := range 3 {
+		for closes := range 2 {
+			if (closes == 1 || d.CanOpen) && (rest+d.OriginalLength)%3 == 0 && d.OriginalLength%3 != 0 {
+				continue
+			}
+			if kind := l.openers[c][rest][closes]; len(kind) > 0 {
+				at = max(at, kind[len(kind)-1])
+			}
+		}
+	}
+	return at
+}
+
+// truncate keeps the first size entries of the list.
+func (l *delimiterList) truncate(size int) {
+	l.list = l.list[:min(size, len(l.list))]
+	for c := range l.openers {
+		for rest := range l.openers[c] {
+			for closes := range l.openers[c][rest] {
+				kind := l.openers[c][rest][closes]
+				for len(kind) > 0 && kind[len(kind)-1] >= size {
+					kind = kind[:len(kind)-1]
+				}
+				l.openers[c][rest][closes] = kind
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// runOf is the delimiter processor that parser.ScanDelimiter needs to measure a run of
+// c; bounds only reads whether the run can open or close.
+type runOf byte
+
+func (r runOf) IsDelimiter(b byte) bool { return b == byte(r) }
+
+func (runOf) CanOpenCloser(opener, closer *parser.Delimiter) bool { return opener.Char == closer.Char }
+
+func (runOf) OnMatch(int) ast.Node { return nil }

@@ -1,0 +1,46 @@
+//go:build linux
+
+package render
+
+import (
+	"testing"
+	"time"
+)
+
+// FuzzLinear looks for input that takes a render time more than linear in its length:
+// its input is a unit, which it repeats to 1 KiB and to 16 KiB, and it fails when the
+// larger note takes over 4 times the CPU time of sixteen of the smaller one (plus 10
+// ms). A quadratic render takes up to 16 times as long, a linear one about the same, so
+// noise on a shared machine does not fail it. The sizes are small, so that each run
+// takes some tens of milliseconds: on the code before bounds, the strongest quadratic
+// shapes took 8 to 13 times as long at 16 KiB; TestEachShapeRendersInLinearTime
+// measures larger notes for the weaker ones. The seeds are the shapes that were
+// quadratic (see shapes), goldmark's constructs and one unit for each extension of ours.
+func FuzzLinear(f *testing.F) {
+	for _, s := range shapes {
+		f.Add(s.unit)
+	}
+	for _, unit := range []string{
+		// goldmark's CommonMark: inline constructs, unclosed and closed.
+		"*a", "a*", "**a", "***a", "a**a*", "a*a**", "**a*", "*a**", "_a", "`a``", "`", "<a", "<a b=\"\n", "<http:a", "&#", "\\\\", "a  \n",
+		"[a]", "[a][b]", "![", "](", "[a](b)", "[a](b \"c", "[a](b 'c\n",
+		// goldmark's CommonMark: blocks.
+		"# a\n", "a\n=\n", "- a\n", "- ", "* a\n  ", "> \n", "    a\n", "<div>\n", "<!-- a\n", "---\n",
+		// Our extensions, one unit or more each: tables, callouts, highlights, tags,
+		// wikilinks, maths, comments, code blocks, footnotes, linkify,
+		// strikethrough, task lists.
+		"|a|\n|-|\n", "|", "> [!note] a\n", "> [!tip]- a\n> b\n", "==a", "a==", "#a ", "#a/b", "[[a", "[[a]]",
+		"![[a", "$a", "$$", "$$\na\n", "%%a", "%%\na\n", "```\n", "```go\na\n", "~~~\n", "[^a]", "[^a]: b\n",
+		"www.a.", "http://a", "~~a", "- [ ] ", "- [x] a\n",
+	} {
+		f.Add(unit)
+	}
+	f.Fuzz(func(t *testing.T, unit string) {
+		if len(unit) == 0 || len(unit) > 256 {
+			t.Skip()
+		}
+		if err := linearity(t, unit, 1<<10, 16<<10, 4, 10*time.Millisecond); err != nil {
+			t.Error(err)
+		}
+	})
+}
