@@ -1,35 +1,42 @@
-# Sourced (bash) by .ci/compose-smoke and charts/tests/kubelet_image.sh, which build the one
-# image from services/Dockerfile with podman where no registry answers: podman with runc
-# (crun is not installed here) and explicit ulimits, and as the Dockerfile's builder stage
-# (GO_IMAGE) this machine's Go toolchain, CA certificates (for the module proxy) and a
-# static busybox as /bin/sh, imported as an image once per Go version.
+# Sourced (bash) by everything here that runs podman: .ci/compose-smoke and
+# charts/tests/kubelet_image.sh, which build the one image from services/Dockerfile where no
+# registry answers, and tilt/podman-build.sh, the Tiltfile's build of its dev stage. This
+# is the one place that says how podman runs here (.ci/containers.conf: runc, ulimits).
 #
-# podman_builder WORK: writes WORK/containers.conf and exports CONTAINERS_CONF, imports
-# the builder image if podman has none, and sets GO_IMAGE to its reference. Where podman
-# cannot build here it sets PODMAN_WHY to one line saying why and returns 1.
-podman_builder() {
-	local work=$1 busybox root
-	for cmd in podman runc go; do
+# podman_setup: exports CONTAINERS_CONF (.ci/containers.conf) and checks that podman runs
+# with it. Where it cannot, it sets PODMAN_WHY to one line saying why and returns 1.
+#
+# podman_builder WORK: podman_setup, then the Dockerfile's builder stage (GO_IMAGE): this
+# machine's Go toolchain, CA certificates (for the module proxy) and a static busybox as
+# /bin/sh, imported as an image once per Go version (WORK holds its scratch files). It
+# sets GO_IMAGE to its reference, or PODMAN_WHY and returns 1.
+PODMAN_CONF=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/containers.conf
+
+podman_setup() {
+	local cmd info
+	for cmd in podman runc; do
 		command -v "$cmd" >/dev/null || {
-			PODMAN_WHY="$cmd is not installed, to build the image (apt-get install -y podman runc)"
+			PODMAN_WHY="$cmd is not installed (apt-get install -y podman runc)"
 			return 1
 		}
 	done
+	export CONTAINERS_CONF=$PODMAN_CONF
+	info=$(podman info 2>&1) || {
+		PODMAN_WHY="podman info fails: $(grep -m1 -i error <<<"$info" || tail -n1 <<<"$info")"
+		return 1
+	}
+}
+
+podman_builder() {
+	local work=$1 busybox root
+	podman_setup || return 1
+	command -v go >/dev/null || {
+		PODMAN_WHY="go is not installed, to build the image"
+		return 1
+	}
 	busybox=$(command -v busybox || true)
 	[[ -n $busybox && $(LC_ALL=C ldd "$busybox" 2>&1) == *"not a dynamic executable"* ]] || {
 		PODMAN_WHY="a static busybox is needed for the builder image's shell (apt-get install -y busybox-static)"
-		return 1
-	}
-	cat >"$work/containers.conf" <<'EOF'
-[containers]
-default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
-
-[engine]
-runtime = "runc"
-EOF
-	export CONTAINERS_CONF=$work/containers.conf
-	podman info >"$work/podman-info" 2>&1 || {
-		PODMAN_WHY="podman info fails: $(grep -m1 -i error "$work/podman-info" || tail -n1 "$work/podman-info")"
 		return 1
 	}
 	GO_IMAGE=localhost/sharenote-go:$(go env GOVERSION)

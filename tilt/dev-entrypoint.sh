@@ -1,5 +1,5 @@
 #!/busybox/sh
-# The dev image's entrypoint (tilt/Dockerfile.dev), run by the image's busybox shell: it runs
+# The dev image's entrypoint (services/Dockerfile's stage dev), run by its busybox shell: it runs
 # its arguments (/app/sharenote and the chart's args) as a child, and runs them again each
 # time the marker file appears. Tilt's live update syncs a new /app/sharenote into the
 # running container and then creates the marker (the Tiltfile's `run` step), so a code

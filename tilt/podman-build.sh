@@ -1,8 +1,10 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # The Tiltfile's image build where no Docker daemon answers (`--builder=podman`, its
-# custom_build): podman builds Dockerfile.dev, context tilt/ (tilt/.dockerignore lets in the
-# binary and the entrypoint), into $EXPECTED_REF, the reference Tilt chose. The image stays
-# in podman's store and is not pushed: under kwok nothing pulls it (see the Tiltfile).
+# custom_build): podman builds the stage `dev` of services/Dockerfile (the Tiltfile's
+# DOCKERFILE and DEV_STAGE), context tilt/ (tilt/.dockerignore lets in the binary and the
+# entrypoint), into $EXPECTED_REF, the reference Tilt chose. The image stays in podman's
+# store and is not pushed: under kwok nothing pulls it (see the Tiltfile). podman runs as
+# everywhere in this repository: set up by .ci/podman-builder.sh (runc, ulimits).
 #
 # The base is an image made once from the host's static busybox (Debian's busybox-static),
 # which needs no registry: busybox and its applets in /busybox as in distroless's debug
@@ -12,8 +14,9 @@
 set -eu
 cd "$(dirname "$0")"
 ref=${EXPECTED_REF:?set by Tilt: run this through the Tiltfile}
-command -v podman >/dev/null || {
-	echo "podman-build: podman is not installed (apt-get install podman runc)" >&2
+source ../.ci/podman-builder.sh
+podman_setup || {
+	echo "podman-build: $PODMAN_WHY" >&2
 	exit 1
 }
 
@@ -46,4 +49,4 @@ if ! podman image exists "$base"; then
 	rm -rf "$root"
 fi
 
-exec podman build --network=none --build-arg BASE_IMAGE="$base" -f Dockerfile.dev -t "$ref" .
+exec podman build --network=none --build-arg DEV_BASE_IMAGE="$base" -f ../services/Dockerfile --target dev -t "$ref" .

@@ -39,8 +39,9 @@ const tiltCITimeout = 10 * time.Minute
 //
 // It needs SHARE_TILT_BIN (make k8s-e2e passes a tilt from PATH or `make tilt`'s, and
 // without one says so itself and leaves this subtest out), the helm CLI Tilt's helm() runs
-// (SHARE_HELM_BIN, or helm on PATH), podman and a static busybox; without one of them it
-// says so and skips. It returns what the summary line says of the stage.
+// (SHARE_HELM_BIN, or helm on PATH), podman with runc (podman-build.sh runs podman as
+// .ci/podman-builder.sh sets it up) and a static busybox; without one of them it says so
+// and skips. It returns what the summary line says of the stage.
 func tiltCI(t *testing.T, cp *controlPlane) string {
 	tilt := os.Getenv("SHARE_TILT_BIN")
 	if tilt == "" {
@@ -52,7 +53,7 @@ func tiltCI(t *testing.T, cp *controlPlane) string {
 			t.Skip("no helm CLI (SHARE_HELM_BIN, which make k8s-e2e sets): skipping the Tilt stage")
 		}
 	}
-	for _, need := range []string{"podman", "busybox", "go"} {
+	for _, need := range []string{"podman", "runc", "busybox", "go"} {
 		if _, err := exec.LookPath(need); err != nil {
 			t.Skipf("no %s on PATH (apt-get install podman runc busybox-static): skipping the Tilt stage", need)
 		}

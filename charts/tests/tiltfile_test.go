@@ -727,7 +727,7 @@ func TestTiltfileConstantsAndFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ref := range []string{"charts/sharenote", "charts/sharenote/values-dev.yaml", "k8s", "tilt/Dockerfile.dev"} {
+	for _, ref := range []string{"charts/sharenote", "charts/sharenote/values-dev.yaml", "k8s", "services/Dockerfile"} {
 		if _, err := os.Stat(filepath.Join(root, ref)); err != nil {
 			t.Errorf("%s: %v", ref, err)
 		}
@@ -747,13 +747,14 @@ const tiltE2EContext = "sharenote-k8se2e"
 
 // checkTiltImage checks the Tiltfile's one image build and returns it: built by the
 // builder expected (docker_build, or custom_build running podman-build.sh), named as
-// values-dev.yaml's image (wantRef), from Dockerfile.dev in the context tilt/, into which
-// tilt/.dockerignore lets exactly what Dockerfile.dev copies; the image runs the binary
-// under dev-entrypoint.sh, and live update syncs the binary there, then creates the marker
-// on which dev-entrypoint.sh restarts it.
+// values-dev.yaml's image (wantRef), from the stage dev of services/Dockerfile (the one
+// Dockerfile) in the context tilt/, into which tilt/.dockerignore lets exactly what that
+// stage copies; the image runs the binary under dev-entrypoint.sh, and live update syncs
+// the binary there, then creates the marker on which dev-entrypoint.sh restarts it.
 func checkTiltImage(t *testing.T, run *tiltRun, builder, binary, wantRef string) tiltCall {
 	t.Helper()
 	tiltDir := filepath.Join(run.root, "tilt")
+	dockerfilePath := filepath.Join(run.root, "services", "Dockerfile")
 	dockerBuilds, customBuilds := run.all("docker_build"), run.all("custom_build")
 	if len(dockerBuilds)+len(customBuilds) != 1 {
 		t.Fatalf("%d docker_build and %d custom_build, want one image build: every pod runs the one image", len(dockerBuilds), len(customBuilds))
@@ -768,8 +769,8 @@ func checkTiltImage(t *testing.T, run *tiltRun, builder, binary, wantRef string)
 		if filepath.Clean(img.str("context")) != tiltDir {
 			t.Errorf("build context %s, want %s", img.str("context"), tiltDir)
 		}
-		if img.str("dockerfile") != filepath.Join(tiltDir, "Dockerfile.dev") {
-			t.Errorf("dockerfile %s, want tilt/Dockerfile.dev", img.str("dockerfile"))
+		if img.str("dockerfile") != dockerfilePath || img.str("target") != devStage {
+			t.Errorf("dockerfile %s, target %q, want services/Dockerfile's stage %s", img.str("dockerfile"), img.str("target"), devStage)
 		}
 	case "podman":
 		if len(customBuilds) != 1 {
@@ -783,13 +784,16 @@ func checkTiltImage(t *testing.T, run *tiltRun, builder, binary, wantRef string)
 		if fi, err := os.Stat(script); err != nil || fi.Mode()&0o111 == 0 {
 			t.Errorf("%s is not an executable file (%v)", script, err)
 		}
+		if src, err := os.ReadFile(script); err != nil || !strings.Contains(string(src), "-f ../services/Dockerfile --target "+devStage+" ") {
+			t.Errorf("%s does not build services/Dockerfile's stage %s (%v)", script, devStage, err)
+		}
 		// podman's image is not in Docker, and under kwok nothing pulls it: Tilt must
 		// neither look for it in Docker nor push it.
 		if img.args["skips_local_docker"] != true {
 			t.Errorf("custom_build skips_local_docker=%v, want true", img.args["skips_local_docker"])
 		}
 		deps := img.strs("deps")
-		for _, want := range []string{binary, filepath.Join(tiltDir, "dev-entrypoint.sh"), filepath.Join(tiltDir, "Dockerfile.dev")} {
+		for _, want := range []string{binary, filepath.Join(tiltDir, "dev-entrypoint.sh"), dockerfilePath} {
 			if !slices.Contains(deps, want) {
 				t.Errorf("custom_build deps %v lack %s", deps, want)
 			}
@@ -801,12 +805,13 @@ func checkTiltImage(t *testing.T, run *tiltRun, builder, binary, wantRef string)
 		t.Errorf("Tilt builds %q, values-dev.yaml runs %q: Tilt would not recognise its image", img.str("ref"), wantRef)
 	}
 
-	// Dockerfile.dev copies the binary and the entrypoint into /app, and runs the binary
-	// under the entrypoint with the busybox shell of its base.
-	dockerfile, err := os.ReadFile(filepath.Join(tiltDir, "Dockerfile.dev"))
+	// The stage copies the binary and the entrypoint into /app, and runs the binary under
+	// the entrypoint with the busybox shell of its base.
+	dockerfile, err := os.ReadFile(dockerfilePath)
 	if err != nil {
 		t.Fatal(err)
 	}
+	stage := dockerfileStage(t, string(dockerfile), devStage)
 	relBinary, err := filepath.Rel(tiltDir, binary)
 	if err != nil {
 		t.Fatal(err)
@@ -814,25 +819,25 @@ func checkTiltImage(t *testing.T, run *tiltRun, builder, binary, wantRef string)
 	appBinary := "/app/" + filepath.Base(binary)
 	copies := map[string]string{}
 	var entrypoint []string
-	for _, line := range strings.Split(string(dockerfile), "\n") {
+	for _, line := range strings.Split(stage, "\n") {
 		f := strings.Fields(line)
 		switch {
 		case len(f) >= 3 && f[0] == "COPY":
 			copies[f[len(f)-2]] = f[len(f)-1]
 		case len(f) >= 2 && f[0] == "ENTRYPOINT":
 			if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "ENTRYPOINT")), &entrypoint); err != nil {
-				t.Fatalf("Dockerfile.dev ENTRYPOINT: %v", err)
+				t.Fatalf("stage %s ENTRYPOINT: %v", devStage, err)
 			}
 		}
 	}
 	want := map[string]string{relBinary: appBinary, "dev-entrypoint.sh": "/app/dev-entrypoint.sh"}
 	if !maps.Equal(copies, want) {
-		t.Errorf("Dockerfile.dev copies %v, want %v", copies, want)
+		t.Errorf("stage %s copies %v, want %v", devStage, copies, want)
 	}
 	if !slices.Equal(entrypoint, []string{"/busybox/sh", "/app/dev-entrypoint.sh", appBinary}) {
 		t.Errorf("ENTRYPOINT %q, want the binary under dev-entrypoint.sh (the chart's args follow)", entrypoint)
 	}
-	// What .dockerignore lets in (Docker and podman read it) is what Dockerfile.dev copies,
+	// What .dockerignore lets in (Docker and podman read it) is what the stage copies,
 	// and docker_build's only says the same.
 	ignore, err := os.ReadFile(filepath.Join(tiltDir, ".dockerignore"))
 	if err != nil {
@@ -855,7 +860,7 @@ func checkTiltImage(t *testing.T, run *tiltRun, builder, binary, wantRef string)
 		in = append(in, strings.TrimPrefix(line, "!"))
 	}
 	if got, want := slices.Sorted(slices.Values(in)), slices.Sorted(maps.Keys(copies)); !slices.Equal(got, want) {
-		t.Errorf(".dockerignore lets in %v, Dockerfile.dev copies %v", got, want)
+		t.Errorf(".dockerignore lets in %v, stage %s copies %v", got, devStage, want)
 	}
 	if builder == "docker" {
 		if only := slices.Sorted(slices.Values(img.strs("only"))); !slices.Equal(only, slices.Sorted(maps.Keys(copies))) {
@@ -891,6 +896,40 @@ func checkTiltImage(t *testing.T, run *tiltRun, builder, binary, wantRef string)
 		t.Errorf("live_update %q, want %q", got, wantSteps)
 	}
 	return img
+}
+
+// devStage is the stage of services/Dockerfile that Tilt builds.
+const devStage = "dev"
+
+// dockerfileStage returns the lines of the Dockerfile's stage name, from its FROM to the
+// next FROM, and fails unless there is one such stage before the last: a build without
+// --target (make images, compose) makes the production image, and skips this stage.
+func dockerfileStage(t *testing.T, dockerfile, name string) string {
+	t.Helper()
+	var stages [][]string
+	var names []string
+	for _, line := range strings.Split(dockerfile, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 0 && strings.EqualFold(f[0], "FROM") {
+			stage := ""
+			if len(f) == 4 && strings.EqualFold(f[2], "AS") {
+				stage = f[3]
+			}
+			names = append(names, stage)
+			stages = append(stages, nil)
+		}
+		if len(stages) > 0 {
+			stages[len(stages)-1] = append(stages[len(stages)-1], line)
+		}
+	}
+	i := slices.Index(names, name)
+	if i < 0 || slices.Index(names[i+1:], name) >= 0 {
+		t.Fatalf("services/Dockerfile has stages %q, want one named %s", names, name)
+	}
+	if i == len(names)-1 {
+		t.Fatalf("services/Dockerfile's last stage is %s: a build without --target would make the dev image", name)
+	}
+	return strings.Join(stages[i], "\n")
 }
 
 // TestTiltfileIsSelfContained: no usage statistics, no deployment to any cluster but local
