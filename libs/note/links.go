@@ -15,10 +15,11 @@ import (
 // LinksExpireAt the earliest expiry among the notes they lead to.
 func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 	v, err := c.ReadView(ctx, cuid)
-	if err != nil || c.renderer == nil || len(v.Links.List) == 0 {
+	titles := v.Links.titles()
+	if err != nil || c.renderer == nil || len(titles) == 0 {
 		return v, err
 	}
-	found, err := c.store.ResolveTitles(ctx, v.AccountCUID, v.Links.titles(), c.Clock())
+	found, err := c.store.ResolveTitles(ctx, v.AccountCUID, titles, c.Clock())
 	if err != nil {
 		return View{}, fmt.Errorf("resolve links: %w", err)
 	}
@@ -43,7 +44,6 @@ func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 // publications, found through resolve.
 func (c *Core) warnUnknownLinks(ctx context.Context, p *Publication, resolve ResolveTitles) error {
 	titles := p.Links.titles()
-	titles = slices.DeleteFunc(titles, isImageName)
 	if len(titles) == 0 {
 		return nil
 	}
@@ -63,11 +63,12 @@ func (c *Core) warnUnknownLinks(ctx context.Context, p *Publication, resolve Res
 	return nil
 }
 
-// titles returns the distinct titles the links name, in order.
+// titles returns the distinct titles of notes the links name, in order. An image's name
+// is a reference to an image, not to a note: it never resolves to one.
 func (l Links) titles() []string {
 	var titles []string
 	for _, link := range l.List {
-		if !slices.Contains(titles, link.Title) {
+		if !isImageName(link.Title) && !slices.Contains(titles, link.Title) {
 			titles = append(titles, link.Title)
 		}
 	}

@@ -128,7 +128,9 @@ func TestReadPageResolvesLinks(t *testing.T) {
 	if _, err := h.core.Publish(ctx, "accountother000000000000", note.Draft{Content: "not the author's", Title: new("Elsewhere")}); err != nil {
 		t.Fatal(err)
 	}
-	page := h.publish(t, "Page", "[[A]] [[B#part]] [[C]] [[Missing]] [[Elsewhere]]")
+	// A note titled like an image: a link of that name is a reference to an image.
+	h.publish(t, "photo.png", "a note named like an image")
+	page := h.publish(t, "Page", "[[A]] [[B#part]] [[C]] [[photo.png]] [[Missing]] [[Elsewhere]]")
 
 	t.Run("a link to an active note of the author leads to its page; others are text", func(t *testing.T) {
 		v, err := h.core.ReadPage(ctx, page.CUID)
@@ -137,11 +139,14 @@ func TestReadPageResolvesLinks(t *testing.T) {
 		}
 		for _, want := range []string{
 			`<a href="` + publicURL + `/s/` + a.CUID + `">A</a>`, `<a href="` + publicURL + `/s/` + b.CUID + `">B</a>`,
-			`">C</a>`, ` Missing `, ` Elsewhere<`,
+			`">C</a>`, ` photo.png `, ` Missing `, ` Elsewhere<`,
 		} {
 			if !strings.Contains(v.HTML, want) {
 				t.Errorf("HTML %q lacks %q", v.HTML, want)
 			}
+		}
+		if strings.Contains(v.HTML, `">photo.png</a>`) {
+			t.Errorf("an image's name resolved to a note: %q", v.HTML)
 		}
 	})
 	t.Run("LinksExpireAt is the earliest expiry among the notes linked", func(t *testing.T) {
