@@ -148,12 +148,9 @@ func closingRun(line string, from, n int) int {
 }
 
 func scanLine(n *Note, lineNo int, line, masked string) {
-	if m := headingRE.FindStringSubmatchIndex(masked); m != nil {
-		text := ""
-		if m[4] >= 0 {
-			text = strings.TrimSpace(line[m[4]:m[5]])
-		}
-		n.Headings = append(n.Headings, Heading{Level: m[3] - m[2], Text: text})
+	// The mask tells a heading from a '#' in code; the text is the line's, code and all.
+	if m := headingRE.FindStringSubmatch(line); m != nil && headingRE.MatchString(masked) {
+		n.Headings = append(n.Headings, Heading{Level: len(m[1]), Text: strings.TrimSpace(m[2])})
 	}
 	if m := blockRE.FindStringSubmatch(masked); m != nil {
 		n.Blocks = append(n.Blocks, m[1])
