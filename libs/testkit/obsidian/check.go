@@ -1,0 +1,369 @@
+package obsidian
+
+import (
+	"bytes"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"golang.org/x/net/html"
+)
+
+// Page is one published note as a reader gets it.
+type Page struct {
+	URL  string // the page's address: "http://127.0.0.1:8080/s/<cuid>" (or only its path)
+	HTML []byte
+}
+
+// Report is what CheckPages found on the pages of a vault.
+type Report struct {
+	// Resolved counts the links of published notes that Obsidian resolves to another
+	// published note (or to a heading or block of the note itself), embeds of notes included;
+	// Working counts those the page links to the right page and, when the fragment names a
+	// heading or block that exists, to its anchor there.
+	Resolved, Working int
+	Links             []LinkCheck
+	Leftovers         []Leftover // text a reader must never see
+	Images            []ImageCheck
+	Titles            []TitleCheck // pages whose <title> lacks the note's title
+}
+
+// LinkCheck is one resolved link and what its page does with it.
+type LinkCheck struct {
+	Link
+	Linked   bool   // the page has an <a> to the target's URL
+	Anchor   string // the fragment of that <a>, percent-decoded
+	AnchorOK bool   // the target page has that id, on the heading or block the link names
+	Working  bool
+	Problem  string // why it does not work, "" when it does
+}
+
+// Leftover is text a page shows that should have been turned into markup or dropped.
+type Leftover struct {
+	Path, What, Text string
+}
+
+// ImageCheck is a page with fewer <img> elements than the note embeds images found in the
+// vault (each such embed must be an image, never its name).
+type ImageCheck struct {
+	Path      string
+	Want, Got int
+}
+
+// TitleCheck is a page whose <title> does not hold the note's title.
+type TitleCheck struct {
+	Path, Want, Got string
+}
+
+// Ratio is Working/Resolved, 1 when nothing resolves.
+func (r Report) Ratio() float64 {
+	if r.Resolved == 0 {
+		return 1
+	}
+	return float64(r.Working) / float64(r.Resolved)
+}
+
+// String sums the report up in one line.
+func (r Report) String() string {
+	return fmt.Sprintf("links resolved by Obsidian %d, working on the pages %d (%.1f%%); leftovers %d, pages short of images %d, titles wrong %d",
+		r.Resolved, r.Working, 100*r.Ratio(), len(r.Leftovers), len(r.Images), len(r.Titles))
+}
+
+// CheckPages checks the published pages of the vault, keyed by note path: a published note
+// without a page is reported as a leftover of kind "no page".
+func (v *Vault) CheckPages(pages map[string]Page) Report {
+	var r Report
+	parsed := map[string]*pageDoc{}
+	for p, pg := range pages {
+		d, err := parsePage(pg)
+		if err != nil {
+			r.Leftovers = append(r.Leftovers, Leftover{Path: p, What: "unparsable page", Text: err.Error()})
+			continue
+		}
+		parsed[Key(p)] = d
+	}
+	blocks := map[string]bool{}
+	for _, n := range v.Notes {
+		for _, b := range n.Blocks {
+			blocks[b] = true
+		}
+	}
+	for _, n := range v.Published() {
+		d := parsed[Key(n.Path)]
+		if d == nil {
+			r.Leftovers = append(r.Leftovers, Leftover{Path: n.Path, What: "no page"})
+			continue
+		}
+		v.checkLinks(&r, n, d, parsed)
+		r.Leftovers = append(r.Leftovers, d.leftovers(n.Path, blocks)...)
+		if want := imageEmbeds(n); d.imgs < want {
+			r.Images = append(r.Images, ImageCheck{Path: n.Path, Want: want, Got: d.imgs})
+		}
+		if !strings.Contains(d.title, n.Title) {
+			r.Titles = append(r.Titles, TitleCheck{Path: n.Path, Want: n.Title, Got: d.title})
+		}
+	}
+	return r
+}
+
+func imageEmbeds(n *Note) int {
+	c := 0
+	for _, l := range n.Links {
+		if l.Embed && l.Attachment && l.PublishedPath != "" && IsImage(l.ResolvedPath) {
+			c++
+		}
+	}
+	return c
+}
+
+// checkLinks matches the note's resolved links, in order, with the page's <a> elements:
+// each <a> serves one link, so a link written twice needs two.
+func (v *Vault) checkLinks(r *Report, n *Note, d *pageDoc, pages map[string]*pageDoc) {
+	used := make([]bool, len(d.anchors))
+	for _, l := range n.Links {
+		if l.Attachment || l.PublishedPath == "" {
+			continue
+		}
+		target := pages[Key(l.PublishedPath)]
+		if target == nil {
+			continue
+		}
+		c := LinkCheck{Link: l}
+		best := -1
+		for i, a := range d.anchors {
+			if used[i] || a.path != target.path {
+				continue
+			}
+			ok, _ := v.anchorFits(l, a.fragment, target)
+			if best < 0 || ok {
+				best = i
+			}
+			if ok {
+				break
+			}
+		}
+		if best >= 0 {
+			used[best] = true
+			c.Linked, c.Anchor = true, d.anchors[best].fragment
+			c.AnchorOK, c.Problem = v.anchorFits(l, c.Anchor, target)
+		} else {
+			c.Problem = "no <a> to " + target.path
+		}
+		c.Working = c.Linked && (c.AnchorOK || !l.FragmentFound() || l.Embed)
+		if c.Working {
+			c.Problem = ""
+			r.Working++
+		}
+		r.Resolved++
+		r.Links = append(r.Links, c)
+	}
+}
+
+// anchorFits reports whether a fragment of an <a> leads to what the link names on the
+// target page, and if not, why.
+func (v *Vault) anchorFits(l Link, fragment string, target *pageDoc) (bool, string) {
+	if !l.FragmentFound() {
+		return true, ""
+	}
+	if fragment == "" {
+		return false, "no anchor"
+	}
+	el, ok := target.ids[fragment]
+	if !ok {
+		return false, "no id " + fragment + " on the target page"
+	}
+	if l.Block != "" {
+		if !strings.EqualFold(strings.TrimPrefix(fragment, "^"), l.Block) {
+			return false, "anchor " + fragment + " is not block ^" + l.Block
+		}
+		return true, ""
+	}
+	n := v.Note(l.ResolvedPath)
+	h := n.Headings[l.HeadingIndex]
+	if HeadingKey(el.text) != HeadingKey(plainHeading(h.Text)) {
+		return false, fmt.Sprintf("anchor %s is on %q, not heading %q", fragment, el.text, h.Text)
+	}
+	// A repeated heading: the anchor must be on the same occurrence.
+	nth, of := 0, 0
+	for i, o := range n.Headings {
+		if HeadingKey(o.Text) == HeadingKey(h.Text) {
+			of++
+			if i == l.HeadingIndex {
+				nth = of
+			}
+		}
+	}
+	if of > 1 && el.nth != nth {
+		return false, fmt.Sprintf("anchor %s is occurrence %d of heading %q, want %d", fragment, el.nth, h.Text, nth)
+	}
+	return true, ""
+}
+
+var (
+	wikiInHeading = regexp.MustCompile(`!?\[\[([^\]|]*\|)?([^\]]*)\]\]`)
+	mdInHeading   = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+)
+
+// plainHeading is a heading's text as the reader sees it: links as their shown text.
+func plainHeading(s string) string {
+	s = wikiInHeading.ReplaceAllString(s, "$2")
+	return mdInHeading.ReplaceAllString(s, "$1")
+}
+
+// pageDoc is what the checker reads of a page.
+type pageDoc struct {
+	path    string // the page's URL without fragment: "host/path" or "/path"
+	title   string
+	anchors []anchor
+	ids     map[string]idElement
+	texts   []text // text outside code, pre, script and style
+	imgs    int
+}
+
+type anchor struct{ path, fragment string }
+
+// text is a text node; inLink when it is inside an <a> (where Obsidian shows a block
+// link as "Note > ^id").
+type text struct {
+	s      string
+	inLink bool
+}
+
+type idElement struct {
+	text string
+	nth  int // for a heading: its place among the page's headings of the same text, from 1
+}
+
+// pageKey is the part of a URL two links to the same page share.
+func pageKey(u *url.URL) string { return u.Host + strings.TrimSuffix(u.Path, "/") }
+
+func parsePage(pg Page) (*pageDoc, error) {
+	base, err := url.Parse(pg.URL)
+	if err != nil {
+		return nil, err
+	}
+	root, err := html.Parse(bytes.NewReader(pg.HTML))
+	if err != nil {
+		return nil, err
+	}
+	d := &pageDoc{path: pageKey(base), ids: map[string]idElement{}}
+	headings := map[string]int{}
+	var walk func(n *html.Node, code, link bool)
+	walk = func(n *html.Node, code, link bool) {
+		if n.Type == html.TextNode && !code {
+			d.texts = append(d.texts, text{n.Data, link})
+		}
+		if n.Type == html.ElementNode {
+			d.element(n, base, headings)
+			switch n.Data {
+			case "code", "pre", "script", "style", "title":
+				code = true
+			case "a":
+				link = true
+			}
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c, code, link)
+		}
+	}
+	walk(root, false, false)
+	return d, nil
+}
+
+// element records what one element tells: title, link, id, image.
+func (d *pageDoc) element(n *html.Node, base *url.URL, headings map[string]int) {
+	switch n.Data {
+	case "title":
+		d.title = strings.TrimSpace(textOf(n))
+	case "img":
+		d.imgs++
+	case "a":
+		if href := attr(n, "href"); href != "" {
+			if u, err := base.Parse(href); err == nil {
+				frag := u.Fragment
+				u.Fragment = ""
+				d.anchors = append(d.anchors, anchor{path: pageKey(u), fragment: frag})
+			}
+		}
+	}
+	id := attr(n, "id")
+	text := textOf(n)
+	if strings.TrimSpace(text) == "" && n.Parent != nil {
+		text = textOf(n.Parent) // an empty <a id> or <span id> marking its parent
+	}
+	nth := 0
+	if len(n.Data) == 2 && n.Data[0] == 'h' && n.Data[1] >= '1' && n.Data[1] <= '6' {
+		k := HeadingKey(text)
+		headings[k]++
+		nth = headings[k]
+	}
+	if id != "" {
+		if _, dup := d.ids[id]; !dup {
+			d.ids[id] = idElement{text: text, nth: nth}
+		}
+	}
+}
+
+var markerRE = regexp.MustCompile(`(?:^|\s)\^([A-Za-z0-9-]+)`)
+
+// leftovers lists the page's text a reader must never see.
+func (d *pageDoc) leftovers(p string, blocks map[string]bool) []Leftover {
+	var out []Leftover
+	for _, tx := range d.texts {
+		t := tx.s
+		for _, r := range t {
+			if r >= 0xE000 && r <= 0xE0FF {
+				out = append(out, Leftover{Path: p, What: "private-use character", Text: fmt.Sprintf("%U in %q", r, clip(t))})
+				break
+			}
+		}
+		if strings.Contains(t, "[[") {
+			out = append(out, Leftover{Path: p, What: "[[", Text: clip(t)})
+		}
+		if strings.Contains(t, "%%") {
+			out = append(out, Leftover{Path: p, What: "%%", Text: clip(t)})
+		}
+		for _, m := range markerRE.FindAllStringSubmatch(t, -1) {
+			if blocks[m[1]] && !tx.inLink {
+				out = append(out, Leftover{Path: p, What: "block marker ^" + m[1], Text: clip(t)})
+			}
+		}
+		if strings.Contains(t, p) && strings.Contains(p, "/") {
+			out = append(out, Leftover{Path: p, What: "the note's path", Text: clip(t)})
+		}
+	}
+	return out
+}
+
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if r := []rune(s); len(r) > 80 {
+		return string(r[:80]) + "…"
+	}
+	return s
+}
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func textOf(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return b.String()
+}
