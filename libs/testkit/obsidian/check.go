@@ -96,7 +96,7 @@ func (v *Vault) CheckPages(pages map[string]Page) Report {
 			continue
 		}
 		v.checkLinks(&r, n, d, parsed)
-		r.Leftovers = append(r.Leftovers, d.leftovers(n.Path, blocks)...)
+		r.Leftovers = append(r.Leftovers, d.leftovers(n, blocks)...)
 		if want := imageEmbeds(n); d.imgs < want {
 			r.Images = append(r.Images, ImageCheck{Path: n.Path, Want: want, Got: d.imgs})
 		}
@@ -117,40 +117,53 @@ func imageEmbeds(n *Note) int {
 	return c
 }
 
-// checkLinks matches the note's resolved links, in order, with the page's <a> elements:
-// each <a> serves one link, so a link written twice needs two.
+// checkLinks matches the note's resolved links with the page's <a> elements, each <a>
+// serving one link (a link written twice needs two), in three passes so that a link without
+// its right <a> does not take another's: first the links to a heading or block take an <a>
+// to that anchor, then the other links an <a> to the page without a fragment (or with any),
+// and last the links still without one any <a> to their page that is left (linked, but to
+// the wrong anchor).
 func (v *Vault) checkLinks(r *Report, n *Note, d *pageDoc, pages map[string]*pageDoc) {
-	used := make([]bool, len(d.anchors))
+	var checks []LinkCheck
+	var targets []*pageDoc
 	for _, l := range n.Links {
-		if l.Attachment || l.PublishedPath == "" {
-			continue
+		if t := pages[Key(l.PublishedPath)]; !l.Attachment && l.PublishedPath != "" && t != nil {
+			checks, targets = append(checks, LinkCheck{Link: l}), append(targets, t)
 		}
-		target := pages[Key(l.PublishedPath)]
-		if target == nil {
-			continue
+	}
+	used := make([]bool, len(d.anchors))
+	take := func(i int, fits func(l Link, a anchor) bool) {
+		if checks[i].Linked {
+			return
 		}
-		c := LinkCheck{Link: l}
-		best := -1
-		for i, a := range d.anchors {
-			if used[i] || a.path != target.path {
-				continue
-			}
-			ok, _ := v.anchorFits(l, a.fragment, target)
-			if best < 0 || ok {
-				best = i
-			}
-			if ok {
-				break
+		for k, a := range d.anchors {
+			if !used[k] && a.path == targets[i].path && fits(checks[i].Link, a) {
+				used[k], checks[i].Linked, checks[i].Anchor = true, true, a.fragment
+				return
 			}
 		}
-		if best >= 0 {
-			used[best] = true
-			c.Linked, c.Anchor = true, d.anchors[best].fragment
-			c.AnchorOK, c.Problem = v.anchorFits(l, c.Anchor, target)
+	}
+	for i := range checks {
+		if checks[i].FragmentFound() {
+			t := targets[i]
+			take(i, func(l Link, a anchor) bool { ok, _ := v.anchorFits(l, a.fragment, t); return ok })
+		}
+	}
+	for i := range checks {
+		if !checks[i].FragmentFound() {
+			take(i, func(_ Link, a anchor) bool { return a.fragment == "" })
+			take(i, func(Link, anchor) bool { return true })
+		}
+	}
+	for i, c := range checks {
+		take(i, func(Link, anchor) bool { return true })
+		c = checks[i]
+		if c.Linked {
+			c.AnchorOK, c.Problem = v.anchorFits(c.Link, c.Anchor, targets[i])
 		} else {
-			c.Problem = "no <a> to " + target.path
+			c.Problem = "no <a> to " + targets[i].path
 		}
-		c.Working = c.Linked && (c.AnchorOK || !l.FragmentFound() || l.Embed)
+		c.Working = c.Linked && (c.AnchorOK || !c.FragmentFound() || c.Embed)
 		if c.Working {
 			c.Problem = ""
 			r.Working++
@@ -215,13 +228,17 @@ func plainHeading(s string) string {
 type pageDoc struct {
 	path    string // the page's URL without fragment: "host/path" or "/path"
 	title   string
-	anchors []anchor
+	anchors []anchor // inside <article> when the page has one: the note, not the page's chrome
+	article bool
 	ids     map[string]idElement
 	texts   []text // text outside code, pre, script and style
 	imgs    int
 }
 
-type anchor struct{ path, fragment string }
+type anchor struct {
+	path, fragment string
+	inArticle      bool
+}
 
 // text is a text node; inLink when it is inside an <a> (where Obsidian shows a block
 // link as "Note > ^id").
@@ -249,30 +266,41 @@ func parsePage(pg Page) (*pageDoc, error) {
 	}
 	d := &pageDoc{path: pageKey(base), ids: map[string]idElement{}}
 	headings := map[string]int{}
-	var walk func(n *html.Node, code, link bool)
-	walk = func(n *html.Node, code, link bool) {
+	var walk func(n *html.Node, code, link, article bool)
+	walk = func(n *html.Node, code, link, article bool) {
 		if n.Type == html.TextNode && !code {
 			d.texts = append(d.texts, text{n.Data, link})
 		}
 		if n.Type == html.ElementNode {
-			d.element(n, base, headings)
 			switch n.Data {
 			case "code", "pre", "script", "style", "title":
 				code = true
 			case "a":
 				link = true
+			case "article":
+				article, d.article = true, true
 			}
+			d.element(n, base, headings, article)
 		}
 		for c := n.FirstChild; c != nil; c = c.NextSibling {
-			walk(c, code, link)
+			walk(c, code, link, article)
 		}
 	}
-	walk(root, false, false)
+	walk(root, false, false, false)
+	if d.article {
+		var in []anchor
+		for _, a := range d.anchors {
+			if a.inArticle {
+				in = append(in, a)
+			}
+		}
+		d.anchors = in
+	}
 	return d, nil
 }
 
 // element records what one element tells: title, link, id, image.
-func (d *pageDoc) element(n *html.Node, base *url.URL, headings map[string]int) {
+func (d *pageDoc) element(n *html.Node, base *url.URL, headings map[string]int, inArticle bool) {
 	switch n.Data {
 	case "title":
 		d.title = strings.TrimSpace(textOf(n))
@@ -283,7 +311,7 @@ func (d *pageDoc) element(n *html.Node, base *url.URL, headings map[string]int) 
 			if u, err := base.Parse(href); err == nil {
 				frag := u.Fragment
 				u.Fragment = ""
-				d.anchors = append(d.anchors, anchor{path: pageKey(u), fragment: frag})
+				d.anchors = append(d.anchors, anchor{path: pageKey(u), fragment: frag, inArticle: inArticle})
 			}
 		}
 	}
@@ -307,8 +335,10 @@ func (d *pageDoc) element(n *html.Node, base *url.URL, headings map[string]int) 
 
 var markerRE = regexp.MustCompile(`(?:^|\s)\^([A-Za-z0-9-]+)`)
 
-// leftovers lists the page's text a reader must never see.
-func (d *pageDoc) leftovers(p string, blocks map[string]bool) []Leftover {
+// leftovers lists the page's text a reader must never see. A "[[" counts only as one of the
+// note's wikilinks written out: an escaped \[\[ shows as "[[" in Obsidian too.
+func (d *pageDoc) leftovers(n *Note, blocks map[string]bool) []Leftover {
+	p := n.Path
 	var out []Leftover
 	for _, tx := range d.texts {
 		t := tx.s
@@ -318,8 +348,11 @@ func (d *pageDoc) leftovers(p string, blocks map[string]bool) []Leftover {
 				break
 			}
 		}
-		if strings.Contains(t, "[[") {
-			out = append(out, Leftover{Path: p, What: "[[", Text: clip(t)})
+		for _, l := range n.Links {
+			if !l.Markdown && strings.Contains(t, l.Raw) {
+				out = append(out, Leftover{Path: p, What: "[[", Text: clip(t)})
+				break
+			}
 		}
 		if strings.Contains(t, "%%") {
 			out = append(out, Leftover{Path: p, What: "%%", Text: clip(t)})
