@@ -242,10 +242,14 @@ func scanMarkdownLinks(n *Note, lineNo int, line, masked string) {
 	}
 }
 
+// maxSpan bounds how far a link's text or destination is looked for, so that a line of
+// brackets costs linear time; no link of a real note comes near it.
+const maxSpan = 2000
+
 // openingBracket finds the '[' that the ']' at close closes, or -1.
 func openingBracket(masked string, close int) int {
 	depth := 0
-	for i := close - 1; i >= 0; i-- {
+	for i := close - 1; i >= 0 && i >= close-maxSpan; i-- {
 		switch masked[i] {
 		case ']':
 			depth++
@@ -263,7 +267,7 @@ func openingBracket(masked string, close int) int {
 // after the closing ')' and the destination without its title, or -1.
 func destination(masked, line string, i int) (int, string) {
 	if i < len(masked) && masked[i] == '<' {
-		end := strings.IndexByte(masked[i:], '>')
+		end := strings.IndexByte(masked[i:min(len(masked), i+maxSpan)], '>')
 		if end < 0 || i+end+1 >= len(masked) {
 			return -1, ""
 		}
@@ -274,7 +278,7 @@ func destination(masked, line string, i int) (int, string) {
 		return i + end + close + 1, line[i+1 : i+end]
 	}
 	depth, stop := 0, -1
-	for j := i; j < len(masked); j++ {
+	for j := i; j < len(masked) && j < i+maxSpan; j++ {
 		switch c := masked[j]; {
 		case c == '(':
 			depth++

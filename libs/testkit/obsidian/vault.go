@@ -120,13 +120,19 @@ func (v *Vault) readNote(file, rel string) error {
 	if err != nil {
 		return err
 	}
+	n := ParseNote(rel, src)
+	v.Notes = append(v.Notes, n)
+	v.byPath[n.Path] = n
+	return nil
+}
+
+// ParseNote reads one note's frontmatter, headings, block ids and links, unresolved (their
+// ResolvedPath empty and HeadingIndex -1): Load resolves them against the vault.
+func ParseNote(rel string, src []byte) *Note {
 	rel = norm.NFC.String(rel)
 	n := &Note{Path: rel, Title: strings.TrimSuffix(path.Base(rel), path.Ext(rel)), Published: true}
-	body := parseFrontmatter(n, src)
-	scanNote(n, body)
-	v.Notes = append(v.Notes, n)
-	v.byPath[rel] = n
-	return nil
+	scanNote(n, parseFrontmatter(n, src))
+	return n
 }
 
 // parseFrontmatter fills the note's title, aliases and published flag from its YAML
