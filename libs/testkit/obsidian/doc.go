@@ -21,6 +21,14 @@
 // that resolves, whether the page links to the right page and anchor, with leftovers that
 // should never reach a reader (placeholder characters, block markers, raw `[[`).
 //
+// In an end-to-end test, after publishing a vault folder with the client:
+//
+//	v, err := obsidian.Load(dir)
+//	pages := map[string]obsidian.Page{} // for each published note: path → URL and HTML of /s/<cuid>
+//	r := v.CheckPages(pages)
+//	t.Log(r) // "links resolved by Obsidian N, working on the pages M (…%); leftovers …"
+//	for _, c := range r.Links { if !c.Working { t.Errorf("%s:%d %s: %s", c.From, c.Line, c.Raw, c.Problem) } }
+//
 // Fixture returns the package's own test vault (testdata/vault): 41 notes in nested folders
 // that exercise each rule, with an Attachments folder of tiny PNG, JPEG and SVG files.
 // Things git should not hold (a symlink out of the vault, moved and deleted notes) are made
