@@ -59,15 +59,17 @@ func newIndex(v *Vault, publishedOnly bool) *index {
 // nothing matches.
 func (ix *index) find(from, target string) (string, Rule) {
 	t := strings.TrimSpace(target)
-	if strings.EqualFold(path.Ext(t), ".md") {
-		t = t[:len(t)-3]
+	ext := path.Ext(t)
+	if strings.EqualFold(ext, ".md") {
+		t, ext = t[:len(t)-3], ""
 	}
 	if t == "" {
 		return "", RuleNone
 	}
 	dir := path.Dir(from)
 	tries := []string{path.Join(dir, t), path.Clean("/" + t)[1:]}
-	if ix.attach != "" {
+	// The attachment folder is a place to look files up in, never notes.
+	if ix.attach != "" && ext != "" {
 		tries = append(tries, path.Join(ix.attach, t))
 	}
 	for _, p := range tries {

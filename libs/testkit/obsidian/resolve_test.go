@@ -98,6 +98,7 @@ var fixtureLinks = []want{
 	{from: "Images.md", raw: "![[Attachments/photo.jpg]]", path: "Attachments/photo.jpg", rule: obsidian.RulePath},
 	{from: "Images.md", raw: "![[shape.svg]]", path: "Attachments/shape.svg", rule: obsidian.RulePath},
 	{from: "Images.md", raw: "![[flow.svg]]", path: "Attachments/Diagrams/flow.svg", rule: obsidian.RuleName},
+	{from: "Images.md", raw: "![[Diagrams/flow.svg|60]]", path: "Attachments/Diagrams/flow.svg", rule: obsidian.RulePath, extra: size("60")},
 	{from: "Images.md", raw: "![a pixel](Attachments/pixel.png)", path: "Attachments/pixel.png", rule: obsidian.RulePath},
 	{from: "Images.md", raw: "![[missing.png]]"},
 	{from: "Images.md", raw: "![[photo.jpg#frame|120x80]]", path: "Attachments/photo.jpg", rule: obsidian.RulePath, extra: size("120x80")},
