@@ -243,8 +243,8 @@ func TestFixtureVaultShape(t *testing.T) {
 	}
 }
 
-// Hidden folders hold no notes, a symlink leading out of the vault is not followed, and a
-// moved note is found at its new path: the changes a test makes on a copy.
+// Hidden folders hold no notes, a symlink leading out of the vault is not followed (one
+// inside it is), and a moved note is found at its new path: changes a test makes on a copy.
 func TestCopyFixtureTakesChanges(t *testing.T) {
 	dir, outside := t.TempDir(), t.TempDir()
 	if err := obsidian.CopyFixture(dir); err != nil {
@@ -252,6 +252,7 @@ func TestCopyFixtureTakesChanges(t *testing.T) {
 	}
 	must(t, os.WriteFile(filepath.Join(outside, "Stolen.md"), []byte("# Stolen\n"), 0o644))
 	must(t, os.Symlink(filepath.Join(outside, "Stolen.md"), filepath.Join(dir, "Stolen.md")))
+	must(t, os.Symlink(filepath.Join(dir, "Code.md"), filepath.Join(dir, "Sub", "Linked code.md")))
 	must(t, os.MkdirAll(filepath.Join(dir, ".trash"), 0o755))
 	must(t, os.WriteFile(filepath.Join(dir, ".trash", "Plan.md"), []byte("# Trashed\n"), 0o644))
 	must(t, os.Rename(filepath.Join(dir, "Formulas.md"), filepath.Join(dir, "Notes", "Formulas.md")))
@@ -260,6 +261,9 @@ func TestCopyFixtureTakesChanges(t *testing.T) {
 	must(t, err)
 	if v.Note("Stolen.md") != nil || v.Note(".trash/Plan.md") != nil {
 		t.Error("a symlink out of the vault or a trashed note counts as a note")
+	}
+	if v.Note("Sub/Linked code.md") == nil {
+		t.Error("a symlink to a note inside the vault is no note")
 	}
 	if l, _ := findLink(v, "Home.md", "[[formulas]]"); l.ResolvedPath != "Notes/Formulas.md" || l.Rule != obsidian.RuleName {
 		t.Errorf("moved note: [[formulas]] → %q by %q", l.ResolvedPath, l.Rule)

@@ -69,7 +69,7 @@ func Load(dir string) (*Vault, error) {
 			}
 			return nil
 		}
-		if d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+		if d.IsDir() || d.Type()&fs.ModeSymlink != 0 && !insideRoot(dir, p) {
 			return nil
 		}
 		if !strings.EqualFold(path.Ext(rel), ".md") {
@@ -195,6 +195,21 @@ func applyFrontmatter(n *Note, fm map[string]any) {
 			}
 		}
 	}
+}
+
+// insideRoot reports whether a symlink leads to a file inside the vault: the client refuses
+// one that leads out (unless told to follow it), so such a note is never published.
+func insideRoot(root, link string) bool {
+	r, err1 := filepath.EvalSymlinks(root)
+	t, err2 := filepath.EvalSymlinks(link)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(r, t)
+	if fi, serr := os.Stat(t); serr != nil || fi.IsDir() {
+		return false
+	}
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // Note returns the note at a vault-relative path, or nil.
