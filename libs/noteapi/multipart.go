@@ -158,13 +158,3 @@ func multipartError(err error) error {
 	}
 	return errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body could not be parsed.")
 }
-
-func ParseBool(field, s string) (bool, error) {
-	switch s {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, InvalidField(field + " must be true or false.")
-}
