@@ -7,12 +7,12 @@ import (
 	"context"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/client/clientcmd"
 	"github.com/sharenote/sharenote/services/auth"
 	"github.com/sharenote/sharenote/services/images"
 	"github.com/sharenote/sharenote/services/notes"
 	"github.com/sharenote/sharenote/services/ogrenderer"
 	"github.com/sharenote/sharenote/services/publish"
-	"github.com/sharenote/sharenote/services/sharenote/clientcmd"
 )
 
 // Program is the `sharenote` binary. Modules holds one module per name of

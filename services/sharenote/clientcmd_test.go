@@ -1,4 +1,4 @@
-package clientcmd_test
+package sharenote_test
 
 import (
 	"bytes"
@@ -20,8 +20,6 @@ import (
 	"github.com/sharenote/sharenote/services/sharenote"
 )
 
-func TestMain(m *testing.M) { testkit.Main(m) }
-
 // fixture is the whole program serving on a backend, a license of its own, and an
 // environment for the client commands with a config folder of the test's own.
 type fixture struct {
@@ -33,7 +31,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, b testkit.Backend) *fixture {
-	s := testkit.StartServer(t, b, sharenote.Program.Modules)
+	s := start(t, b)
 	acc := s.NewAccount(t, "owner")
 	conf := t.TempDir()
 	return &fixture{Server: s, t: t, acc: acc, conf: conf, env: map[string]string{
