@@ -6,9 +6,10 @@
 //
 // app.go assembles a process (New) from its dependencies and modules; serve.go serves it
 // and shuts it down in order (Serve, Run) and runs its jobs; ready.go answers /readyz and
-// checks the shared dependencies; router.go mounts the modules' routes. cli.go,
-// configcmd.go, migrate.go and reap.go are the binary's commands, and render.go the
-// renderer the notes are built with.
+// checks the shared dependencies; router.go mounts the modules' routes. program.go is the
+// binary's command line (on libs/cli) with serve, routes and version; configcmd.go,
+// migrate.go and reap.go are the operator's other commands, stores.go opens the database
+// for them, and render.go is the renderer the notes are built with.
 package app
 
 import (

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/blob/blobstore"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/logging"
 	"github.com/sharenote/sharenote/libs/note"
@@ -26,7 +27,7 @@ import (
 // sessions; with --orphans it first sweeps the whole object store for objects no row
 // names. It prints {"images","bytes","batches","reservations","orphans","orphan_bytes",
 // "notes","versions","sessions"}.
-var reapCommand = Command{
+var reapCommand = cli.Command{
 	Name:    "reap",
 	Summary: "delete unpublished notes' images, then their text and versions after the retention, and expired sessions",
 	Usage:   "[flags]",
@@ -46,15 +47,15 @@ func (f *reapFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&f.orphans, "orphans", false, "also list the whole object store and delete objects older than an upload may take that no image row names")
 }
 
-func runReap(ctx context.Context, env Env, args []string) error {
+func runReap(ctx context.Context, env cli.Env, args []string) error {
 	fs := flag.NewFlagSet("reap", flag.ContinueOnError)
 	var f reapFlags
 	f.define(fs)
-	if err := ParseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if f.batch < 1 || f.maxBatches < 0 {
-		return fmt.Errorf("%w: --batch must be ≥ 1 and --max-batches ≥ 0", ErrUsage)
+		return fmt.Errorf("%w: --batch must be ≥ 1 and --max-batches ≥ 0", cli.ErrUsage)
 	}
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {

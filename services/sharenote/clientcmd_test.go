@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
@@ -55,7 +55,7 @@ func (f *fixture) run(without []string, args ...string) (code int, stdout, stder
 		}
 		return f.env[k]
 	}
-	code = sharenote.Program.Main(context.Background(), app.Env{Getenv: getenv, Stdout: &out, Stderr: &errOut}, args)
+	code = sharenote.Program.Main(context.Background(), cli.Env{Getenv: getenv, Stdout: &out, Stderr: &errOut}, args)
 	return code, out.String(), errOut.String()
 }
 
