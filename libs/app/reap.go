@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/blob/blobstore"
@@ -66,15 +65,14 @@ func runReap(ctx context.Context, env cli.Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("SHARE_BLOB_URL: %w", err)
 	}
-	return WithDB(ctx, env, func(gdb *gorm.DB) error {
-		notes := notedb.New(gdb, blobs)
+	return withStores(ctx, cfg, env.Stderr, blobs, func(s stores) error {
 		var r reaped
 		var err error
 		if f.orphans {
-			r.swept, err = notes.SweepOrphans(ctx, time.Now().Add(-note.UploadTimeout))
+			r.swept, err = s.notes.SweepOrphans(ctx, time.Now().Add(-note.UploadTimeout))
 		}
 		if err == nil {
-			err = r.reap(ctx, notes, accountdb.New(gdb), time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
+			err = r.reap(ctx, s.notes, s.accounts, time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
 		}
 		r.log(ctx, log, err)
 		if err != nil {

@@ -6,14 +6,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/account"
-	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/app"
-	"github.com/sharenote/sharenote/libs/changefeed"
 	"github.com/sharenote/sharenote/libs/cli"
 )
 
@@ -64,8 +59,8 @@ func runLicenses(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	run := func(fn func(*account.Core) (any, error)) error {
-		return app.WithStores(ctx, env, func(gdb *gorm.DB, feed *changefeed.Feed) error {
-			out, err := fn(account.NewCore(accountdb.New(gdb), time.Now, feed))
+		return app.WithAccounts(ctx, env, func(c *account.Core) error {
+			out, err := fn(c)
 			if err != nil {
 				return err
 			}
