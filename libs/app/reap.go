@@ -138,7 +138,8 @@ func (r reaped) log(ctx context.Context, log *slog.Logger, err error) {
 
 // reapJob is the in-process reaper of a serving process that SHARE_REAP_INTERVAL asks for
 // (the embedded default's stand-in for the CronJob), whatever targets it serves, exporting
-// what it deletes.
+// what it deletes. It logs a reap that deleted something and returns a failure, which the
+// process logs as the job's.
 func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job {
 	images := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "sharenote_reaper_images_deleted_total", Help: "Images of unpublished notes deleted by the reaper."})
@@ -162,9 +163,9 @@ func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job
 		versions.Add(float64(r.notes.Versions))
 		orphans.Add(float64(r.expired.Objects))
 		orphanBytes.Add(float64(r.expired.Bytes))
-		if err != nil || r.deletedAny() {
-			r.log(ctx, d.Log, err)
+		if err == nil && r.deletedAny() {
+			r.log(ctx, d.Log, nil)
 		}
-		return nil
+		return err
 	}}
 }
