@@ -6,9 +6,10 @@
 //
 // app.go assembles a process (New) from its dependencies and modules; serve.go serves it
 // and shuts it down in order (Serve, Run) and runs its jobs; ready.go answers /readyz and
-// checks the shared dependencies; router.go mounts the modules' routes. cli.go,
-// configcmd.go, migrate.go and reap.go are the binary's commands, and render.go the
-// renderer the notes are built with.
+// checks the shared dependencies; router.go mounts the modules' routes. program.go is the
+// binary's command line (on libs/cli) with serve, routes and version; configcmd.go,
+// migrate.go and reap.go are the operator's other commands, stores.go opens the database
+// for them, and render.go is the renderer the notes are built with.
 package app
 
 import (
@@ -257,8 +258,8 @@ func OpenDB(ctx context.Context, url string, tp trace.TracerProvider) (*gorm.DB,
 	return gdb, nil
 }
 
-// DB is the process's database, for tests and diagnostics; modules reach it only through
-// the domain's cores.
+// DB is the process's database, for tests; modules reach it only through the domain's
+// cores.
 func (a *App) DB() *gorm.DB { return a.db }
 
 // Blobs returns the process's object store, for tests that inspect what it keeps.
@@ -266,12 +267,6 @@ func (a *App) Blobs() blob.Store { return a.blobs }
 
 // Deps returns the dependencies the modules were built from.
 func (a *App) Deps() Deps { return a.deps }
-
-// Handler is the public router.
-func (a *App) Handler() http.Handler { return a.engine }
-
-// AdminHandler serves /healthz, /readyz, /metrics and, with SHARE_PPROF=true, pprof.
-func (a *App) AdminHandler() http.Handler { return a.admin }
 
 // Close releases the dependencies in the reverse order of their start.
 func (a *App) Close(ctx context.Context) error {

@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/routes"
@@ -427,7 +428,7 @@ func TestMigrateCommandPreparesAnEmptyDatabase(t *testing.T) {
 				out.Reset()
 				errOut.Reset()
 				return app.Program{Name: "sharenote"}.Main(context.Background(),
-					app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
+					cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
 			}
 			if code := run("migrate"); code != 0 || !strings.Contains(out.String(), `"migrated"`) {
 				t.Fatalf("migrate: exit %d, %q %q", code, out.String(), errOut.String())

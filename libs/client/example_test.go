@@ -2,7 +2,7 @@ package client_test
 
 // These examples are compiled but not run: they need a server with every target, which a
 // package under libs may not import, and an Example cannot start one (it has no
-// *testing.T). services/sharenote/clientcmd tests the same calls against the real program.
+// *testing.T). services/sharenote's client*_test.go test the same calls against the real program.
 
 import (
 	"context"

@@ -1,8 +1,10 @@
-// Package errs is the one error type of the HTTP edge and its one translation of domain
-// errors. Handlers abort with the domain's errors as they are (or with an *Error for a
+// Package errs is the one error type of the HTTP edge and the one place errors become
+// responses. Handlers abort with the domain's errors as they are (or with an *Error for a
 // fault of the request itself, such as a body that does not parse); a single gin
-// middleware translates them (As) and renders them as the JSON body that CONTRACT.md
-// fixes, {"error": code, "message": sentence}, and hides every detail of a 5xx.
+// middleware turns each into an *Error (As), with the translation table the edge hands it
+// (noteapi.Translate: this package knows nothing of the domain), and renders it as the
+// JSON body that CONTRACT.md fixes, {"error": code, "message": sentence}, hiding every
+// detail of a 5xx.
 package errs
 
 import (

@@ -17,6 +17,7 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/blob"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 )
 
@@ -293,6 +294,6 @@ func Run(t *testing.T, b Backend, program app.Program, env map[string]string, ar
 	maps.Copy(vars, b.BlobEnv)
 	maps.Copy(vars, env)
 	var out, errOut bytes.Buffer
-	code = program.Main(context.Background(), app.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}, args)
+	code = program.Main(context.Background(), cli.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}, args)
 	return code, out.String(), errOut.String()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/secret"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/services/auth"
@@ -189,7 +190,7 @@ func TestLicensesCommand(t *testing.T) {
 		env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
 		run := func(args ...string) (int, string, string) {
 			var out, errOut bytes.Buffer
-			code := (app.Program{Name: "sharenote", Commands: []app.Command{auth.LicensesCommand}}).Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
+			code := (app.Program{Name: "sharenote", Commands: []cli.Command{auth.LicensesCommand}}).Main(context.Background(), cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
 			return code, out.String(), errOut.String()
 		}
 		code, out, stderr := run("licenses", "create", "--name", "A", "--email", "a@example.com")

@@ -7,12 +7,13 @@ import (
 	"context"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
+	"github.com/sharenote/sharenote/libs/client/clientcmd"
 	"github.com/sharenote/sharenote/services/auth"
 	"github.com/sharenote/sharenote/services/images"
 	"github.com/sharenote/sharenote/services/notes"
 	"github.com/sharenote/sharenote/services/ogrenderer"
 	"github.com/sharenote/sharenote/services/publish"
-	"github.com/sharenote/sharenote/services/sharenote/clientcmd"
 )
 
 // Program is the `sharenote` binary. Modules holds one module per name of
@@ -20,13 +21,13 @@ import (
 var Program = app.Program{
 	Name:     "sharenote",
 	Modules:  []app.Module{auth.Module, publish.Module, notes.Module, images.Module, ogrenderer.Module},
-	Commands: append([]app.Command{auth.LicensesCommand}, clientcmd.Commands...),
+	Commands: append([]cli.Command{auth.LicensesCommand}, clientcmd.Commands...),
 }
 
 // The completion command completes every command of Program, so it is added once Program
 // exists.
 func init() {
-	Program.Commands = append(Program.Commands, clientcmd.Completion(Program.Name, func(ctx context.Context, env app.Env, args []string) int {
+	Program.Commands = append(Program.Commands, clientcmd.Completion(Program.Name, func(ctx context.Context, env cli.Env, args []string) int {
 		return Program.Main(ctx, env, args)
 	}))
 }

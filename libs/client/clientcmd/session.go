@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/wire"
 )
@@ -120,7 +120,7 @@ func server(flagValue string, getenv func(string) string, creds *credentials) (s
 		}
 	}
 	return "", fmt.Errorf("%w: no server: pass --server URL or set SHARE_SERVER, "+
-		"e.g. export SHARE_SERVER=https://share.example.com (http://127.0.0.1:8080 for `make run`)", app.ErrUsage)
+		"e.g. export SHARE_SERVER=https://share.example.com (http://127.0.0.1:8080 for `make run`)", cli.ErrUsage)
 }
 
 // checkServer returns the server's URL without a trailing slash, or an error unless it
@@ -132,11 +132,11 @@ func checkServer(raw string) (string, error) {
 	u, err := url.Parse(s)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" ||
 		u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("%w: the server %q is not a URL such as https://share.example.com", app.ErrUsage, raw)
+		return "", fmt.Errorf("%w: the server %q is not a URL such as https://share.example.com", cli.ErrUsage, raw)
 	}
 	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
 		return "", fmt.Errorf("%w: the server %s is plain http:// to another machine, which would send the license key and token unencrypted: "+
-			"use https://, or http:// only to 127.0.0.1, ::1 or localhost", app.ErrUsage, raw)
+			"use https://, or http:// only to 127.0.0.1, ::1 or localhost", cli.ErrUsage, raw)
 	}
 	return s, nil
 }
@@ -158,7 +158,7 @@ func licenseFromEnv(getenv func(string) string) (key, instance string, ok bool) 
 
 // login exchanges the license for a token and stores it as the session of server, which
 // becomes the default.
-func login(ctx context.Context, env app.Env, creds *credentials, server, key, instance string) (*wire.Token, error) {
+func login(ctx context.Context, env cli.Env, creds *credentials, server, key, instance string) (*wire.Token, error) {
 	tok, err := (&client.Client{BaseURL: server}).Login(ctx, key, instance)
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ const renewBefore = time.Minute
 // missing or expired session is renewed from SHARE_LICENSE_KEY and SHARE_INSTANCE_ID when
 // both are set, else the error says to run `sharenote login`; a token the server refuses
 // (401) is renewed the same way and fn runs once more, since nothing was done.
-func withSession(ctx context.Context, env app.Env, serverFlag string, fn func(*client.Client) error) error {
+func withSession(ctx context.Context, env cli.Env, serverFlag string, fn func(*client.Client) error) error {
 	creds, err := loadCredentials(env.Getenv)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package clientcmd_test
+package sharenote_test
 
 import (
 	"bytes"

@@ -1,4 +1,4 @@
-package clientcmd_test
+package sharenote_test
 
 import (
 	"bytes"
@@ -16,13 +16,20 @@ import (
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
-// buildBinary builds the sharenote binary into a folder of the test's own.
+// repoRoot is the repository root, where go.work is.
+const repoRoot = "../.."
+
+// buildBinary builds bin/sharenote into a temporary directory the way the image builds
+// it (static, GOWORK=off: the module alone, as in the Dockerfile), so that the test runs
+// what ships, and returns its path.
 func buildBinary(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "sharenote")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/sharenote/sharenote/services/sharenote/cmd/sharenote").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	cmd := exec.Command("go", "build", "-o", bin, "./services/sharenote/cmd/sharenote")
+	cmd.Dir = repoRoot
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build sharenote: %v\n%s", err, out)
 	}
 	return bin
 }

@@ -1,7 +1,8 @@
-package clientcmd_test
+package sharenote_test
 
-// The tests of libs/client against the real program live here: libs never imports the
-// targets, and a server without them would be a mock of the API.
+// The tests of libs/client and of its commands (libs/client/clientcmd) against the real
+// program live here, in the client*_test.go files: libs never imports the targets, and a
+// server without them would be a mock of the API.
 
 import (
 	"context"

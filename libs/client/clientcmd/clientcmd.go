@@ -17,13 +17,13 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/wire"
 )
 
-// Commands are the client commands, for app.Program.Commands.
-var Commands = []app.Command{loginCommand, publishCommand, listCommand, versionsCommand, unshareCommand, settingsCommand}
+// Commands are the client commands, for cli.Program.Commands (through app.Program).
+var Commands = []cli.Command{loginCommand, publishCommand, listCommand, versionsCommand, unshareCommand, settingsCommand}
 
 // common are the flags of every client command.
 type common struct {
@@ -43,7 +43,7 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("%w: %v", app.ErrUsage, err)
+			return nil, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -64,7 +64,7 @@ func commandLine(name string, args []string, least, most int, want string) (comm
 	c.define(fs)
 	pos, err := parse(fs, args)
 	if err == nil && (len(pos) < least || len(pos) > most) {
-		err = fmt.Errorf("%w: %s takes %s", app.ErrUsage, name, want)
+		err = fmt.Errorf("%w: %s takes %s", cli.ErrUsage, name, want)
 	}
 	return c, pos, err
 }
@@ -88,7 +88,7 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-var loginCommand = app.Command{
+var loginCommand = cli.Command{
 	Name: "login",
 	Summary: "log in with $SHARE_LICENSE_KEY and $SHARE_INSTANCE_ID (else a prompt that does not echo them); " +
 		"keeps only the two-hour token, in the user config folder (sharenote/credentials.json, mode 0600)",
@@ -98,7 +98,7 @@ var loginCommand = app.Command{
 	Run:     runLogin,
 }
 
-func runLogin(ctx context.Context, env app.Env, args []string) error {
+func runLogin(ctx context.Context, env cli.Env, args []string) error {
 	c, _, err := commandLine("login", args, 0, 0, "no arguments")
 	if err != nil {
 		return err
@@ -136,7 +136,7 @@ func runLogin(ctx context.Context, env app.Env, args []string) error {
 func prompt(w io.Writer) (key, instance string, err error) {
 	fd := int(os.Stdin.Fd())
 	if !term.IsTerminal(fd) {
-		return "", "", fmt.Errorf("%w: set SHARE_LICENSE_KEY and SHARE_INSTANCE_ID, or run login on a terminal", app.ErrUsage)
+		return "", "", fmt.Errorf("%w: set SHARE_LICENSE_KEY and SHARE_INSTANCE_ID, or run login on a terminal", cli.ErrUsage)
 	}
 	read := func(label string) (string, error) {
 		fmt.Fprintf(w, "%s: ", label)
@@ -153,7 +153,7 @@ func prompt(w io.Writer) (key, instance string, err error) {
 	return key, instance, nil
 }
 
-var listCommand = app.Command{
+var listCommand = cli.Command{
 	Name:    "list",
 	Summary: "list your publications, newest first, one a line: cuid, status, url, title",
 	Usage:   "[--limit N] [--server URL] [--json]",
@@ -167,11 +167,11 @@ func listFlags(fs *flag.FlagSet, c *common) *int {
 	return fs.Int("limit", 100, "publications per request, 1 to 100")
 }
 
-func runList(ctx context.Context, env app.Env, args []string) error {
+func runList(ctx context.Context, env cli.Env, args []string) error {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	var c common
 	limit := listFlags(fs, &c)
-	if err := app.ParseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	return withSession(ctx, env, c.server, func(cl *client.Client) error {
@@ -193,7 +193,7 @@ func runList(ctx context.Context, env app.Env, args []string) error {
 	})
 }
 
-var versionsCommand = app.Command{
+var versionsCommand = cli.Command{
 	Name:    "versions",
 	Summary: "list the kept versions of a publication (number, time, bytes, title), or print version N's Markdown",
 	Usage:   "CUID [N] [--server URL] [--json]",
@@ -202,7 +202,7 @@ var versionsCommand = app.Command{
 	Run:     runVersions,
 }
 
-func runVersions(ctx context.Context, env app.Env, args []string) error {
+func runVersions(ctx context.Context, env cli.Env, args []string) error {
 	c, pos, err := commandLine("versions", args, 1, 2, "CUID and optionally a version number")
 	if err != nil {
 		return err
@@ -222,7 +222,7 @@ func runVersions(ctx context.Context, env app.Env, args []string) error {
 	}
 	n, err := strconv.Atoi(pos[1])
 	if err != nil || n < 1 {
-		return fmt.Errorf("%w: the version %q is not a positive number", app.ErrUsage, pos[1])
+		return fmt.Errorf("%w: the version %q is not a positive number", cli.ErrUsage, pos[1])
 	}
 	return withSession(ctx, env, c.server, func(cl *client.Client) error {
 		v, err := cl.Version(ctx, cuid, n)
@@ -234,7 +234,7 @@ func runVersions(ctx context.Context, env app.Env, args []string) error {
 	})
 }
 
-var unshareCommand = app.Command{
+var unshareCommand = cli.Command{
 	Name:    "unshare",
 	Summary: "unpublish a publication: its URL and images stop working (your Markdown file is not touched)",
 	Usage:   "CUID [--server URL] [--json]",
@@ -243,7 +243,7 @@ var unshareCommand = app.Command{
 	Run:     runUnshare,
 }
 
-func runUnshare(ctx context.Context, env app.Env, args []string) error {
+func runUnshare(ctx context.Context, env cli.Env, args []string) error {
 	c, pos, err := commandLine("unshare", args, 1, 1, "one CUID")
 	if err != nil {
 		return err
@@ -258,7 +258,7 @@ func runUnshare(ctx context.Context, env app.Env, args []string) error {
 	})
 }
 
-var settingsCommand = app.Command{
+var settingsCommand = cli.Command{
 	Name:    "settings",
 	Summary: "show the sharing settings and image storage, one key=value a line, or change them with --set",
 	Usage:   "[--set KEY=VALUE]... [--server URL] [--json]",
@@ -288,11 +288,11 @@ func settingsFlags(fs *flag.FlagSet, c *common) *assignments {
 	return &sets
 }
 
-func runSettings(ctx context.Context, env app.Env, args []string) error {
+func runSettings(ctx context.Context, env cli.Env, args []string) error {
 	fs := flag.NewFlagSet("settings", flag.ContinueOnError)
 	var c common
 	sets := settingsFlags(fs, &c)
-	if err := app.ParseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	in, err := settingsInput(*sets)
@@ -337,7 +337,7 @@ func settingsInput(sets []string) (wire.SettingsInput, error) {
 		case "indexable":
 			in.Indexable, err = parseBool(key, value)
 		default:
-			err = fmt.Errorf("%w: unknown setting %q (name, show_author, theme, accent_color, font, indexable)", app.ErrUsage, key)
+			err = fmt.Errorf("%w: unknown setting %q (name, show_author, theme, accent_color, font, indexable)", cli.ErrUsage, key)
 		}
 		if err != nil {
 			return in, err
@@ -349,13 +349,13 @@ func settingsInput(sets []string) (wire.SettingsInput, error) {
 func parseBool(key, value string) (*bool, error) {
 	b, err := strconv.ParseBool(value)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s takes true or false, not %q", app.ErrUsage, key, value)
+		return nil, fmt.Errorf("%w: %s takes true or false, not %q", cli.ErrUsage, key, value)
 	}
 	return &b, nil
 }
 
 // jsonOr returns err, or prints v as JSON when there is none.
-func jsonOr(env app.Env, v any, err error) error {
+func jsonOr(env cli.Env, v any, err error) error {
 	if err != nil {
 		return err
 	}

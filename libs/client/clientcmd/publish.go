@@ -12,13 +12,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/wire"
 )
 
-var publishCommand = app.Command{
+var publishCommand = cli.Command{
 	Name: "publish",
 	Summary: "publish a Markdown file and the images it references ([[x.png]], ![](sub/x.png), relative to the file, in its folder or below); " +
 		"again, it updates the same URL in place, sending nothing when nothing changed. Prints published|updated|unchanged, a tab, the URL",
@@ -59,13 +59,13 @@ type publishedFiles struct {
 
 const publishedFilesName = "published.json"
 
-func runPublish(ctx context.Context, env app.Env, args []string) error {
+func runPublish(ctx context.Context, env cli.Env, args []string) error {
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
 	var c common
 	fresh := publishFlags(fs, &c)
 	pos, err := parse(fs, args)
 	if err == nil && len(pos) != 1 {
-		err = fmt.Errorf("%w: publish takes one FILE.md", app.ErrUsage)
+		err = fmt.Errorf("%w: publish takes one FILE.md", cli.ErrUsage)
 	}
 	if err != nil {
 		return err
@@ -109,7 +109,7 @@ func runPublish(ctx context.Context, env app.Env, args []string) error {
 // publisher publishes or updates one prepared note.
 type publisher struct {
 	cl   *client.Client
-	env  app.Env
+	env  cli.Env
 	doc  *prepared
 	prev *publishedFile // nil for a new publication
 	json bool

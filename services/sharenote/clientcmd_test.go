@@ -1,4 +1,4 @@
-package clientcmd_test
+package sharenote_test
 
 import (
 	"bytes"
@@ -13,15 +13,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/libs/wire"
 	"github.com/sharenote/sharenote/services/sharenote"
 )
-
-func TestMain(m *testing.M) { testkit.Main(m) }
 
 // fixture is the whole program serving on a backend, a license of its own, and an
 // environment for the client commands with a config folder of the test's own.
@@ -34,7 +32,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, b testkit.Backend) *fixture {
-	s := testkit.StartServer(t, b, sharenote.Program.Modules)
+	s := start(t, b)
 	acc := s.NewAccount(t, "owner")
 	conf := t.TempDir()
 	return &fixture{Server: s, t: t, acc: acc, conf: conf, env: map[string]string{
@@ -58,7 +56,7 @@ func (f *fixture) run(without []string, args ...string) (code int, stdout, stder
 		}
 		return f.env[k]
 	}
-	code = sharenote.Program.Main(context.Background(), app.Env{Getenv: getenv, Stdout: &out, Stderr: &errOut}, args)
+	code = sharenote.Program.Main(context.Background(), cli.Env{Getenv: getenv, Stdout: &out, Stderr: &errOut}, args)
 	return code, out.String(), errOut.String()
 }
 

@@ -1,4 +1,4 @@
-package clientcmd_test
+package sharenote_test
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/services/sharenote"
 )
 
@@ -52,7 +52,7 @@ func logDials(t *testing.T) *dialLog {
 func runEnv(env map[string]string, args ...string) (code int, stdout, stderr string) {
 	var out, errOut bytes.Buffer
 	getenv := func(k string) string { return env[k] }
-	code = sharenote.Program.Main(context.Background(), app.Env{Getenv: getenv, Stdout: &out, Stderr: &errOut}, args)
+	code = sharenote.Program.Main(context.Background(), cli.Env{Getenv: getenv, Stdout: &out, Stderr: &errOut}, args)
 	return code, out.String(), errOut.String()
 }
 

@@ -9,31 +9,31 @@ import (
 	"strings"
 	"text/template"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 )
 
-// Main runs a program's command line, as app.Program.Main does.
-type Main func(ctx context.Context, env app.Env, args []string) int
+// Main runs a program's command line, as cli.Program.Main does.
+type Main func(ctx context.Context, env cli.Env, args []string) int
 
 // Completion is the completion command of the program that main runs. Its scripts are
 // static (the shell never runs the program while completing) and are written from the
 // program's own help, so that every command and flag, also those added later, is
 // completed without a change here.
-func Completion(program string, main Main) app.Command {
-	return app.Command{
+func Completion(program string, main Main) cli.Command {
+	return cli.Command{
 		Name:    "completion",
 		Summary: "print a shell completion script for bash, zsh or fish",
 		Usage:   "bash|zsh|fish",
 		Example: "source <(sharenote completion bash)    # in ~/.bashrc\n" +
 			"sharenote completion zsh > \"${fpath[1]}/_sharenote\"\n" +
 			"sharenote completion fish > ~/.config/fish/completions/sharenote.fish",
-		Run: func(ctx context.Context, env app.Env, args []string) error {
+		Run: func(ctx context.Context, env cli.Env, args []string) error {
 			if len(args) != 1 {
-				return fmt.Errorf("%w: completion takes one shell: bash, zsh or fish", app.ErrUsage)
+				return fmt.Errorf("%w: completion takes one shell: bash, zsh or fish", cli.ErrUsage)
 			}
 			tmpl := scripts[args[0]]
 			if tmpl == nil {
-				return fmt.Errorf("%w: no completion for %q: bash, zsh or fish", app.ErrUsage, args[0])
+				return fmt.Errorf("%w: no completion for %q: bash, zsh or fish", cli.ErrUsage, args[0])
 			}
 			cmds, err := readHelp(ctx, main)
 			if err != nil {
@@ -57,7 +57,7 @@ type commandHelp struct {
 func readHelp(ctx context.Context, main Main) ([]commandHelp, error) {
 	help := func(args ...string) (string, error) {
 		var out bytes.Buffer
-		if code := main(ctx, app.Env{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: io.Discard}, args); code != 0 {
+		if code := main(ctx, cli.Env{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: io.Discard}, args); code != 0 {
 			return "", fmt.Errorf("%s: exit %d", strings.Join(args, " "), code)
 		}
 		return out.String(), nil
