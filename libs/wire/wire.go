@@ -65,6 +65,7 @@ type NoteUpdate struct {
 	Properties     Optional[Properties] `json:"properties,omitzero"`
 	ShowProperties *bool                `json:"show_properties,omitempty"`
 	ExpiresAt      Optional[string]     `json:"expires_at,omitzero"`
+	Path           Optional[string]     `json:"path,omitzero"`
 }
 
 // NoteText is what a publication and each of its versions hold, as the owner sees it.
@@ -75,6 +76,8 @@ type NoteText struct {
 	Properties     Properties `json:"properties"`
 	ShowProperties bool       `json:"show_properties"`
 	ExpiresAt      *Time      `json:"expires_at"`
+	// Path is where the note lives in its vault; nil for none.
+	Path *string `json:"path"`
 }
 
 // OwnerNote is a publication as its owner sees it, the answer to PATCH (schema OwnerNote).
@@ -141,6 +144,7 @@ type NoteListItem struct {
 	Ref
 	Title     *string `json:"title"`
 	Summary   *string `json:"summary"`
+	Path      *string `json:"path"`
 	CreatedAt Time    `json:"created_at"`
 	UpdatedAt Time    `json:"updated_at"`
 	ExpiresAt *Time   `json:"expires_at"`
@@ -193,6 +197,9 @@ type PublishRequest struct {
 	Properties     Properties `json:"properties,omitempty"`
 	// ExpiresAt is RFC 3339 or a date YYYY-MM-DD (00:00 UTC that day).
 	ExpiresAt *string `json:"expires_at,omitempty"`
+	// Path is where the note lives in its vault ("Folder/Note.md"): links between the
+	// author's notes resolve by it, and the title defaults to its base name.
+	Path *string `json:"path,omitempty"`
 }
 
 // PublishResponse is the answer to Publish (schema PublishResponse).
