@@ -458,8 +458,13 @@ var obsidianFixture = func() string {
 func resolveLinked(res render.Result) string {
 	urls := make([]string, len(res.Links))
 	for i, l := range res.Links {
-		if l.Title == "Linked note" {
+		if l.Target == "Linked note" || l.Target == "Folder/Linked note.md" {
+			// As the page's builder makes them: the page, and the anchor of the
+			// fragment there.
 			urls[i] = "https://share.example/s/linked"
+			if l.Fragment != "" {
+				urls[i] += "#" + render.IDPrefix + strings.ToLower(l.Fragment)
+			}
 		}
 	}
 	return render.ResolveLinks(string(res.HTML), res.Nonce, res.Links, urls)
