@@ -390,6 +390,7 @@ func FuzzMarkdown(f *testing.F) {
 		"| a | b |\n|---|:-:|\n| 1 |\n|\n",
 		"> [!tip]- Title\n> > nested [link](https://example.com) <b>x</b>\n",
 		"Text[^1] www.example.com ~~x~~ **y** `z`\n\n[^1]: note\n",
+		"# A\n\n[[N#A#B|x]] ![[x.png|3x4]] [a](N.md#h) ![b|5](<c d.png>) [[#A]] text ^id\n\n^list\n",
 	} {
 		f.Add(seed)
 	}
@@ -400,6 +401,12 @@ func FuzzMarkdown(f *testing.F) {
 		}
 		if max := render.MaxHTML(len(src)); len(res.HTML) > max {
 			t.Fatalf("%d bytes of HTML, cap %d", len(res.HTML), max)
+		}
+		for _, r := range render.References(src) {
+			if r.Start < 0 || r.End > len(src) || r.Start >= r.End || !strings.ContainsAny(src[r.Start:r.Start+1], "[!") ||
+				r.DestStart >= 0 && (r.DestStart < r.Start || r.DestEnd > r.End || r.DestStart > r.DestEnd) {
+				t.Fatalf("reference %+v out of place in %q", r, src)
+			}
 		}
 	})
 }
