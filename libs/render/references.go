@@ -29,6 +29,8 @@ type Reference struct {
 	// destination before any "#", percent-decoded when it is relative. An absolute URL
 	// (with a scheme, or starting with "//") is the whole destination, not decoded.
 	Target string
+	// External: a Markdown destination that is an absolute URL or a network path.
+	External bool
 	// Fragment is what follows the first "#" ("Heading", "A#B", "^id"), trimmed.
 	Fragment string
 	// Text is a wikilink's text after "|" (trimmed; "" when none or a size), a Markdown
@@ -110,21 +112,21 @@ func markdownReference(source []byte, start int, ends map[int]linkEnd, ref *ast.
 	}
 	if ref == nil && e.destination >= 0 {
 		r.DestStart, r.DestEnd = e.destination, e.destinationEnd
-		r.Target, r.Fragment = splitDestination(source[e.destination:e.destinationEnd])
+		r.Target, r.Fragment, r.External = splitDestination(source[e.destination:e.destinationEnd])
 	}
 	return r, true
 }
 
 // splitDestination is a Markdown destination as written (with its "<>", if any) read as
 // a target and a fragment (see Reference).
-func splitDestination(dest []byte) (target, fragment string) {
+func splitDestination(dest []byte) (target, fragment string, external bool) {
 	if len(dest) >= 2 && dest[0] == '<' && dest[len(dest)-1] == '>' {
 		dest = dest[1 : len(dest)-1]
 	}
 	d := unescapeDestination(dest)
 	if scheme.MatchString(d) {
-		return d, ""
+		return d, "", true
 	}
 	p, f, _ := strings.Cut(d, "#")
-	return strings.TrimSpace(unescape(p)), strings.TrimSpace(unescape(f))
+	return strings.TrimSpace(unescape(p)), strings.TrimSpace(unescape(f)), false
 }

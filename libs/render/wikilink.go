@@ -54,6 +54,15 @@ func (n *wikiLinkNode) Dump(source []byte, level int) {
 // maxWikiTarget is the longest `[[…]]` read as a link.
 const maxWikiTarget = 255
 
+// wikiInner reports whether inner, the text between `[[` and the first `]]` after it,
+// makes a wikilink: it is one line of 1 to maxWikiTarget bytes, holds no other `[[` and
+// does not start with `[` (`[[[a]]` is a "[" before `[[a]]`). A file's name may hold a
+// bracket: `[[x[1].gif]]` names "x[1].gif".
+func wikiInner(inner []byte) bool {
+	return len(inner) > 0 && len(inner) <= maxWikiTarget && inner[0] != '[' &&
+		!bytes.Contains(inner, []byte("[[")) && bytes.IndexByte(inner, '\n') < 0
+}
+
 func (wikilinks) Trigger() []byte { return []byte{'[', '!'} }
 
 func (wikilinks) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Node {
@@ -67,7 +76,7 @@ func (wikilinks) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Node
 	}
 	start := open + 2
 	end := bytes.Index(line[start:], []byte("]]"))
-	if end <= 0 || end > maxWikiTarget || bytes.ContainsAny(line[start:start+end], "[]\n") {
+	if end < 0 || !wikiInner(line[start:start+end]) {
 		return nil
 	}
 	w := parseWikilink(string(line[start:start+end]), open == 1)
