@@ -136,7 +136,7 @@ func (outliner) Transform(doc *ast.Document, reader text.Reader, pc parser.Conte
 			t := headingText(h, source)
 			id := IDPrefix + ids.unique(slug(t))
 			h.SetAttributeString("id", []byte(id))
-			o.Headings = append(o.Headings, Heading{Level: h.Level, Text: cut(t, maxHeadingText), Anchor: id})
+			o.Headings = append(o.Headings, Heading{Level: h.Level, Text: strings.ToValidUTF8(t[:min(len(t), maxHeadingText)], ""), Anchor: id})
 			return ast.WalkContinue, nil
 		}
 		if id, ok := marks.of(n); ok && !blocks[id] {
@@ -160,17 +160,6 @@ func outlineOf(pc parser.Context) *Outline {
 
 // blockAnchor is the id in the page of the block with id.
 func blockAnchor(id string) string { return IDPrefix + "^" + id }
-
-// cut is s cut to at most n bytes, at a character boundary.
-func cut(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
-}
 
 // Anchor is the id in the page of what fragment names in the note, as a link writes it
 // after the note's name and a "#":
