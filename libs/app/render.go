@@ -25,7 +25,7 @@ func (Renderer) Render(ctx context.Context, tenant, markdown string) (note.Rende
 	if len(r.Links) > 0 {
 		out.Links = note.Links{Nonce: r.Nonce, List: make([]note.Link, len(r.Links))}
 		for i, l := range r.Links {
-			out.Links.List[i] = note.Link(l)
+			out.Links.List[i] = note.Link{Title: l.Target, Fragment: l.Fragment}
 		}
 	}
 	return out, nil
@@ -38,7 +38,7 @@ var misses = map[render.Miss]note.Miss{render.MissNone: note.MissNone, render.Mi
 func (Renderer) ResolveLinks(html string, links note.Links, urls []string) string {
 	list := make([]render.Link, len(links.List))
 	for i, l := range links.List {
-		list[i] = render.Link(l)
+		list[i] = render.Link{Target: l.Title, Fragment: l.Fragment}
 	}
 	return render.ResolveLinks(html, links.Nonce, list, urls)
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sharenote/sharenote/libs/cuid"
+	"github.com/sharenote/sharenote/libs/render"
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
@@ -88,9 +89,9 @@ func (c *Core) setContent(p *Publication, content string, props map[string]any, 
 	for _, name := range images {
 		urls[name] = routes.ImageRead.URL(c.publicURL, p.AccountCUID, p.CUID, name)
 	}
-	body = ReplaceImageLinks(body, urls)
-	p.Content = body
-	p.Warnings = append(p.Warnings, referenceWarnings(body, urls)...)
+	refs := render.References(body)
+	p.Content = replaceImageLinks(body, refs, urls)
+	p.Warnings = append(p.Warnings, referenceWarnings(refs, body, urls)...)
 	return nil
 }
 
