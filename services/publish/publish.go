@@ -20,5 +20,5 @@ const renderEvery = 500 * time.Millisecond
 // every replica runs (each publication is claimed by one).
 func newService(d app.Deps) (app.Service, error) {
 	a := &api{notes: d.Notes, log: d.Log}
-	return app.Service{Handlers: a.handlers(), Jobs: []app.Job{{Name: "render", Every: renderEvery, Run: d.Notes.RenderPending}}}, nil
+	return app.Service{Handlers: a.handlers(), Jobs: []app.Job{{Name: "render", Every: renderEvery, Run: d.Notes.RenderPending}, {Name: "names", Every: renderEvery, Run: d.Notes.IndexNames}}}, nil
 }
