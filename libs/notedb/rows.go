@@ -38,7 +38,7 @@ type publicationRow struct {
 	RenderLinks   string `gorm:"column:render_links"`
 	RenderTries   int
 	RenderMisses  int
-	RenderRetryMS int64  `gorm:"column:render_retry_ms"`
+	RenderRetryMS int64 `gorm:"column:render_retry_ms"`
 	RenderOutline string
 	ETag          string `gorm:"column:etag"`
 	// PathKey is the match key of Text.Path, unique per account among the publications

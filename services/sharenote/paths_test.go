@@ -64,7 +64,9 @@ func TestPathsAreCheckedAndUniquePerAccount(t *testing.T) {
 			Header: map[string]string{"X-Path": url.PathEscape("Ünï côde/Ideas.md")}}).Expect(t, 200, "")
 		var created struct{ Cuid string }
 		md.Decode(t, &created)
-		var list struct{ Notes []struct{ Cuid, Title, Path string } }
+		var list struct {
+			Notes []struct{ Cuid, Title, Path string }
+		}
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/user/notes", Token: acc.Token}).Expect(t, 200, "").Decode(t, &list)
 		listed := 0
 		for _, n := range list.Notes {
