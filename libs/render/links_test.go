@@ -29,7 +29,9 @@ func TestNoteLinksAreKeptAsWritten(t *testing.T) {
 		{"a web page is no note", "[text](https://example.com/Note.md)", nil, `<a href="https://example.com/Note.md"`},
 		{"another file is no note", "[text](file.pdf)", nil, `<a href="file.pdf"`},
 		{"an image not uploaded is its name", "![[x.png|300]] [[x.png]]", nil, "x.png"},
-		{"audio is its name", "![[song.mp3]]", nil, "song.mp3"},
+		{"audio is its name", "![[song.mp3#t=10]]", nil, "song.mp3"},
+		{"an empty alias shows the target", "[[Note|]]", []render.Link{{Target: "Note"}}, "Note"},
+		{"a note's embed has no size", "![[Note#Part|300]]", []render.Link{{Target: "Note", Fragment: "Part", Embed: true}}, "Note &gt; Part"},
 		{"a dot in a note's name", "[[v1.2 notes]]", []render.Link{{Target: "v1.2 notes"}}, "v1.2 notes"},
 	}
 	for _, tt := range tests {
