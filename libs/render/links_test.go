@@ -99,3 +99,18 @@ func TestImageSizes(t *testing.T) {
 		}
 	}
 }
+
+// Brackets that make no link stay text as written: the parser that notes where links end
+// gives back what goldmark's link parser read ahead (a reference label, a destination).
+func TestBracketsThatMakeNoLinkStayText(t *testing.T) {
+	for src, want := range map[string]string{
+		"[^1][^1]x":      "<p>[^1][^1]x</p>",
+		"[a][b] c":       "<p>[a][b] c</p>",
+		"[a](b c d) e":   "<p>[a](b c d) e</p>",
+		"[a [b] c](x) d": `<p><a href="x" rel="nofollow">a [b] c</a> d</p>`,
+	} {
+		if html := string(markdown(t, src+"\n").HTML); !strings.Contains(html, want) {
+			t.Errorf("%q renders as %s, want %s", src, html, want)
+		}
+	}
+}
