@@ -9,10 +9,9 @@ import (
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
-// budgetHeaders are the RateLimit fields of CONTRACT.md "Limits and mutations".
-var budgetHeaders = []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
-
 func TestMutationsDocumentTheBudgetAndNothingElseDoes(t *testing.T) {
+	// The RateLimit fields of CONTRACT.md "Limits and mutations".
+	budgetHeaders := []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
 	doc := load(t, openapi.YAML())
 	for _, r := range routes.Table {
 		op := doc.Paths.Find(openAPIPath(r.Path)).GetOperation(r.Method)
