@@ -18,6 +18,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 func apiError(t *testing.T, err error, status int, code string) *client.Error {
@@ -49,16 +50,16 @@ func TestClientCallsEveryOperation(t *testing.T) {
 		if err != nil || pub.Title == nil || *pub.Title != "One" || pub.Appearance.Theme != "system" {
 			t.Fatalf("note = %+v, %v", pub, err)
 		}
-		owner, err := c.Update(ctx, cuids[0], client.NoteUpdate{Title: client.Clear[string](), Properties: client.Set(client.Properties{"n": 1})}, "")
+		owner, err := c.Update(ctx, cuids[0], wire.NoteUpdate{Title: wire.Clear[string](), Properties: wire.Set(wire.Properties{"n": 1})}, "")
 		if err != nil || owner.Title != nil || owner.ETag == "" || owner.Properties["n"] == nil {
 			t.Fatalf("update = %+v, %v", owner, err)
 		}
 		stale := owner.ETag
 		content := "# One, again"
-		if owner, err = c.Update(ctx, cuids[0], client.NoteUpdate{Content: &content}, owner.ETag); err != nil || owner.ETag == stale {
+		if owner, err = c.Update(ctx, cuids[0], wire.NoteUpdate{Content: &content}, owner.ETag); err != nil || owner.ETag == stale {
 			t.Fatalf("update with If-Match = %+v, %v", owner, err)
 		}
-		_, err = c.Update(ctx, cuids[0], client.NoteUpdate{Content: &content}, stale)
+		_, err = c.Update(ctx, cuids[0], wire.NoteUpdate{Content: &content}, stale)
 		apiError(t, err, http.StatusPreconditionFailed, "precondition_failed")
 
 		vs, err := c.Versions(ctx, cuids[0])
@@ -86,11 +87,11 @@ func TestClientCallsEveryOperation(t *testing.T) {
 		}
 
 		dark, mono := "dark", "mono"
-		p, err := c.UpdateSettings(ctx, client.SettingsInput{Theme: &dark})
+		p, err := c.UpdateSettings(ctx, wire.SettingsInput{Theme: &dark})
 		if err != nil || p.Settings.Theme != "dark" || p.Settings.Name != "owner" {
 			t.Fatalf("update settings = %+v, %v", p, err)
 		}
-		if p, err = c.ReplaceSettings(ctx, client.SettingsInput{Font: &mono}); err != nil || p.Settings.Theme != "system" || p.Settings.Font != "mono" {
+		if p, err = c.ReplaceSettings(ctx, wire.SettingsInput{Font: &mono}); err != nil || p.Settings.Theme != "system" || p.Settings.Font != "mono" {
 			t.Fatalf("replace settings = %+v, %v", p, err)
 		}
 		if p, err = c.Settings(ctx); err != nil || p.Settings.Font != "mono" || p.Storage.ImageLimitBytes != 1_000_000_000 {
@@ -185,7 +186,7 @@ func TestRateLimitedMutationIsReportedNotRetried(t *testing.T) {
 	for i := range 100 {
 		before := p.count("PATCH /api/notes/" + cuid)
 		start := time.Now()
-		_, err := c.Update(context.Background(), cuid, client.NoteUpdate{Content: &content}, "")
+		_, err := c.Update(context.Background(), cuid, wire.NoteUpdate{Content: &content}, "")
 		if err == nil {
 			continue
 		}

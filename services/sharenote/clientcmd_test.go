@@ -17,6 +17,7 @@ import (
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/libs/wire"
 	"github.com/sharenote/sharenote/services/sharenote"
 )
 
@@ -134,13 +135,13 @@ func TestExpiredSessionIsRenewedOnlyFromTheEnvironment(t *testing.T) {
 			t.Fatal(err)
 		}
 		var creds struct {
-			Default string                   `json:"default"`
-			Servers map[string]*client.Token `json:"servers"`
+			Default string                 `json:"default"`
+			Servers map[string]*wire.Token `json:"servers"`
 		}
 		if err := json.Unmarshal(raw, &creds); err != nil {
 			t.Fatal(err)
 		}
-		creds.Servers[f.URL].ExpiresAt = client.Time{Time: time.Now().Add(-time.Minute)}
+		creds.Servers[f.URL].ExpiresAt = wire.Time{Time: time.Now().Add(-time.Minute)}
 		raw, _ = json.Marshal(creds)
 		if err := os.WriteFile(f.credentialsFile(), raw, 0o600); err != nil {
 			t.Fatal(err)
@@ -168,7 +169,7 @@ func TestCommandsPrintTheAPIsJSONAndLines(t *testing.T) {
 		f := newFixture(t, b)
 		first, second := f.publish("First"), f.publish("Second")
 		c := &client.Client{BaseURL: f.URL, Token: f.acc.Token}
-		if _, err := c.Update(context.Background(), first, client.NoteUpdate{Title: client.Set("First, again")}, ""); err != nil {
+		if _, err := c.Update(context.Background(), first, wire.NoteUpdate{Title: wire.Set("First, again")}, ""); err != nil {
 			t.Fatal(err)
 		}
 

@@ -17,6 +17,7 @@ import (
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // write creates the files of a note folder under dir.
@@ -131,7 +132,7 @@ func TestPublishUploadsImagesAndUpdatesInPlace(t *testing.T) {
 
 		code, out, errOut = f.run(nil, "publish", "--new", "--json", file)
 		validate(t, http.MethodPost, "/api/publish", out)
-		var res client.PublishResponse
+		var res wire.PublishResponse
 		if err := json.Unmarshal([]byte(out), &res); code != 0 || err != nil || res.Cuid == cuid {
 			t.Fatalf("--new: exit %d, stdout %q, stderr %q; want another publication", code, out, errOut)
 		}
@@ -287,7 +288,7 @@ func TestStaleOrUnsharedPublicationIsReportedWithAHint(t *testing.T) {
 	write(t, dir, map[string][]byte{"note.md": []byte("# One\n")})
 	_, link := f.published(file)
 	c := &client.Client{BaseURL: f.URL, Token: f.acc.Token}
-	if _, err := c.Update(context.Background(), cuidOf(link), client.NoteUpdate{Title: client.Set("Changed elsewhere")}, ""); err != nil {
+	if _, err := c.Update(context.Background(), cuidOf(link), wire.NoteUpdate{Title: wire.Set("Changed elsewhere")}, ""); err != nil {
 		t.Fatal(err)
 	}
 	write(t, dir, map[string][]byte{"note.md": []byte("# Two\n")})

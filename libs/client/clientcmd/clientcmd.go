@@ -19,6 +19,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // Commands are the client commands, for cli.Program.Commands (through app.Program).
@@ -122,9 +123,9 @@ func runLogin(ctx context.Context, env cli.Env, args []string) error {
 	}
 	if c.json {
 		return printJSON(env.Stdout, struct {
-			ExpiresAt client.Time `json:"expires_at"`
-			UserCuid  string      `json:"user_cuid"`
-			User      client.User `json:"user"`
+			ExpiresAt wire.Time `json:"expires_at"`
+			UserCuid  string    `json:"user_cuid"`
+			User      wire.User `json:"user"`
 		}{tok.ExpiresAt, tok.UserCuid, tok.User})
 	}
 	confirm(env.Stderr, "Logged in to %s as %s <%s> until %s.", srv, tok.User.Name, tok.User.Email, tok.ExpiresAt.Local().Format("15:04"))
@@ -299,7 +300,7 @@ func runSettings(ctx context.Context, env cli.Env, args []string) error {
 		return err
 	}
 	return withSession(ctx, env, c.server, func(cl *client.Client) error {
-		var p *client.Profile
+		var p *wire.Profile
 		var err error
 		if len(*sets) == 0 {
 			p, err = cl.Settings(ctx)
@@ -317,8 +318,8 @@ func runSettings(ctx context.Context, env cli.Env, args []string) error {
 }
 
 // settingsInput turns --set KEY=VALUE into a PATCH body; the server checks the values.
-func settingsInput(sets []string) (client.SettingsInput, error) {
-	var in client.SettingsInput
+func settingsInput(sets []string) (wire.SettingsInput, error) {
+	var in wire.SettingsInput
 	for _, s := range sets {
 		key, value, _ := strings.Cut(s, "=")
 		var err error

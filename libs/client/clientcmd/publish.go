@@ -15,6 +15,7 @@ import (
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 var publishCommand = cli.Command{
@@ -135,7 +136,7 @@ func (p *publisher) run(ctx context.Context) (*publishedFile, error) {
 	contentChanged := p.prev == nil || p.prev.ContentSHA256 != state.ContentSHA256
 	if !contentChanged && len(send) == 0 {
 		// Printed as the publish answer it would have been, with nothing to warn of.
-		return nil, p.print("unchanged", p.prev.URL, &client.PublishResponse{Cuid: p.prev.Cuid, URL: p.prev.URL, ETag: p.prev.ETag, Warnings: []client.Warning{}}, nil)
+		return nil, p.print("unchanged", p.prev.URL, &wire.PublishResponse{Ref: wire.Ref{Cuid: p.prev.Cuid, URL: p.prev.URL}, ETag: p.prev.ETag, Warnings: []wire.Warning{}}, nil)
 	}
 	if err := p.checkLimits(ctx, send, replaced); err != nil {
 		return nil, err
@@ -147,7 +148,7 @@ func (p *publisher) run(ctx context.Context) (*publishedFile, error) {
 	defer closeAll()
 
 	if p.prev == nil {
-		res, err := p.cl.Publish(ctx, client.PublishRequest{Content: p.doc.content, Images: images})
+		res, err := p.cl.Publish(ctx, wire.PublishRequest{Content: p.doc.content}, images)
 		if err != nil && !errors.As(err, new(*client.Error)) {
 			return nil, fmt.Errorf("%w\nthe note may or may not have been published: `sharenote list` shows it if it was", err)
 		}
@@ -157,11 +158,11 @@ func (p *publisher) run(ctx context.Context) (*publishedFile, error) {
 		state.Cuid, state.URL, state.ETag = res.Cuid, res.URL, res.ETag
 		return state, p.print("published", res.URL, res, res.Warnings)
 	}
-	var u client.NoteUpdate
+	var u wire.NoteUpdate
 	if contentChanged {
 		u.Content = &p.doc.content
 	}
-	var res *client.OwnerNote
+	var res *wire.OwnerNote
 	if len(images) > 0 {
 		res, err = p.cl.UpdateWithImages(ctx, p.prev.Cuid, u, images, p.prev.ETag)
 	} else {
@@ -247,7 +248,7 @@ func (p *publisher) updateError(err error) error {
 
 // print reports the outcome: the API's JSON with --json, else the outcome and the URL;
 // warnings go to stderr.
-func (p *publisher) print(outcome, url string, res any, warnings []client.Warning) error {
+func (p *publisher) print(outcome, url string, res any, warnings []wire.Warning) error {
 	for _, w := range warnings {
 		fmt.Fprintf(p.env.Stderr, "warning: %s (%s: %s)\n", w.Message, w.Code, w.Ref)
 	}

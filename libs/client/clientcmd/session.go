@@ -15,14 +15,15 @@ import (
 
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // credentials is the token file: a session per server, so that a token is only ever sent
 // to the server that issued it, and the server of the last login (the default). It never
 // holds a license key.
 type credentials struct {
-	Default string                   `json:"default"`
-	Servers map[string]*client.Token `json:"servers"`
+	Default string                 `json:"default"`
+	Servers map[string]*wire.Token `json:"servers"`
 }
 
 // configDir is the client's folder: $XDG_CONFIG_HOME/sharenote when set (read through the
@@ -45,7 +46,7 @@ func loadCredentials(getenv func(string) string) (*credentials, error) {
 		return nil, err
 	}
 	if creds.Servers == nil {
-		creds.Servers = map[string]*client.Token{}
+		creds.Servers = map[string]*wire.Token{}
 	}
 	return creds, nil
 }
@@ -157,7 +158,7 @@ func licenseFromEnv(getenv func(string) string) (key, instance string, ok bool) 
 
 // login exchanges the license for a token and stores it as the session of server, which
 // becomes the default.
-func login(ctx context.Context, env cli.Env, creds *credentials, server, key, instance string) (*client.Token, error) {
+func login(ctx context.Context, env cli.Env, creds *credentials, server, key, instance string) (*wire.Token, error) {
 	tok, err := (&client.Client{BaseURL: server}).Login(ctx, key, instance)
 	if err != nil {
 		return nil, err

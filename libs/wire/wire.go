@@ -1,38 +1,8 @@
-package client
-
-import (
-	"encoding/json"
-	"fmt"
-	"time"
-)
-
-// The types below mirror the schemas of libs/openapi/openapi.yaml (named in each comment);
-// a test fails when their JSON fields drift from the document.
-
-// Time is a timestamp of the API: RFC 3339 in UTC with exactly three fractional digits,
-// the form it is sent back in.
-type Time struct{ time.Time }
-
-const timeLayout = "2006-01-02T15:04:05.000Z"
-
-// MarshalJSON writes the API's form of the time.
-func (t Time) MarshalJSON() ([]byte, error) {
-	return json.Marshal(t.UTC().Format(timeLayout))
-}
-
-// UnmarshalJSON reads any RFC 3339 time.
-func (t *Time) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("timestamp: %w", err)
-	}
-	v, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return err
-	}
-	t.Time = v
-	return nil
-}
+// Package wire holds the request and response bodies of the API, as the handlers write
+// and read them and as libs/client sends and receives them: one set of types for both
+// sides. Each type names its schema in the OpenAPI document (libs/openapi/openapi.yaml);
+// a test fails when their JSON fields drift from it.
+package wire
 
 // Properties are a note's structured properties. Numbers decode as json.Number, so they
 // are printed back exactly as the API sent them.
@@ -58,10 +28,15 @@ type TokenRequest struct {
 	InstanceID string `json:"instance_id"`
 }
 
+// Ref names a publication: its cuid and the URL of its page.
+type Ref struct {
+	Cuid string `json:"cuid"`
+	URL  string `json:"url"`
+}
+
 // PublicNote is the public JSON of a note (schema PublicNote, camelCase).
 type PublicNote struct {
-	Cuid           string     `json:"cuid"`
-	URL            string     `json:"url"`
+	Ref
 	Title          *string    `json:"title"`
 	Summary        *string    `json:"summary"`
 	Content        string     `json:"content"`
@@ -81,30 +56,6 @@ type Appearance struct {
 	Font        string `json:"font"`
 }
 
-// Optional is a field of an update that may also be cleared: the zero value is not sent,
-// Set(v) sends v and Clear() sends null.
-type Optional[T any] struct {
-	value T
-	state uint8 // 0 unset, 1 set, 2 cleared
-}
-
-// Set returns an Optional that sends v.
-func Set[T any](v T) Optional[T] { return Optional[T]{value: v, state: 1} }
-
-// Clear returns an Optional that sends null, which clears the field.
-func Clear[T any]() Optional[T] { return Optional[T]{state: 2} }
-
-// IsZero reports whether the field is left out of the request (for omitzero).
-func (o Optional[T]) IsZero() bool { return o.state == 0 }
-
-// MarshalJSON writes the value, or null for a cleared field.
-func (o Optional[T]) MarshalJSON() ([]byte, error) {
-	if o.state == 2 {
-		return []byte("null"), nil
-	}
-	return json.Marshal(o.value)
-}
-
 // NoteUpdate is the JSON body of PATCH /api/notes/:cuid (schema NoteUpdate): only the
 // fields to change.
 type NoteUpdate struct {
@@ -114,21 +65,28 @@ type NoteUpdate struct {
 	Properties     Optional[Properties] `json:"properties,omitzero"`
 	ShowProperties *bool                `json:"show_properties,omitempty"`
 	ExpiresAt      Optional[string]     `json:"expires_at,omitzero"`
+	Path           Optional[string]     `json:"path,omitzero"`
 }
 
-// OwnerNote is a publication as its owner sees it, the answer to PATCH (schema OwnerNote).
-type OwnerNote struct {
-	Cuid           string     `json:"cuid"`
-	URL            string     `json:"url"`
+// NoteText is what a publication and each of its versions hold, as the owner sees it.
+type NoteText struct {
 	Title          *string    `json:"title"`
 	Summary        *string    `json:"summary"`
 	Content        string     `json:"content"`
 	Properties     Properties `json:"properties"`
 	ShowProperties bool       `json:"show_properties"`
 	ExpiresAt      *Time      `json:"expires_at"`
-	Status         string     `json:"status"`
-	CreatedAt      Time       `json:"created_at"`
-	UpdatedAt      Time       `json:"updated_at"`
+	// Path is where the note lives in its vault; nil for none.
+	Path *string `json:"path"`
+}
+
+// OwnerNote is a publication as its owner sees it, the answer to PATCH (schema OwnerNote).
+type OwnerNote struct {
+	Ref
+	NoteText
+	Status    string `json:"status"`
+	CreatedAt Time   `json:"created_at"`
+	UpdatedAt Time   `json:"updated_at"`
 	// ETag changes with every change by the owner: pass it to Update to change only the
 	// state seen here.
 	ETag     string    `json:"etag"`
@@ -158,14 +116,14 @@ type VersionMeta struct {
 
 // Version is one snapshot: the state before the update that created it (schema Version).
 type Version struct {
-	Version        int        `json:"version"`
-	CreatedAt      Time       `json:"created_at"`
-	Title          *string    `json:"title"`
-	Summary        *string    `json:"summary"`
-	Content        string     `json:"content"`
-	Properties     Properties `json:"properties"`
-	ShowProperties bool       `json:"show_properties"`
-	ExpiresAt      *Time      `json:"expires_at"`
+	Version   int  `json:"version"`
+	CreatedAt Time `json:"created_at"`
+	NoteText
+}
+
+// UnshareRequest is the body of POST /api/unshare (schema UnshareRequest).
+type UnshareRequest struct {
+	Cuid string `json:"cuid"`
 }
 
 // Unshared is the answer to POST /api/unshare (schema UnshareResponse).
@@ -183,14 +141,14 @@ type NoteList struct {
 
 // NoteListItem is one publication of a list page (schema NoteListItem).
 type NoteListItem struct {
-	Cuid      string  `json:"cuid"`
-	URL       string  `json:"url"`
+	Ref
 	Title     *string `json:"title"`
 	Summary   *string `json:"summary"`
-	Status    string  `json:"status"`
+	Path      *string `json:"path"`
 	CreatedAt Time    `json:"created_at"`
 	UpdatedAt Time    `json:"updated_at"`
 	ExpiresAt *Time   `json:"expires_at"`
+	Status    string  `json:"status"`
 	ETag      string  `json:"etag"`
 }
 
@@ -227,8 +185,8 @@ type SettingsInput struct {
 	Indexable   *bool   `json:"indexable,omitempty"`
 }
 
-// PublishRequest is a note to publish (schema PublishJSON; with Images, the form fields
-// of PublishMultipart). Content may start with YAML frontmatter, which the server parses
+// PublishRequest is a note to publish (schema PublishJSON; the text fields of
+// PublishMultipart). Content may start with YAML frontmatter, which the server parses
 // into properties; the other fields are optional.
 type PublishRequest struct {
 	Content string  `json:"content"`
@@ -239,15 +197,14 @@ type PublishRequest struct {
 	Properties     Properties `json:"properties,omitempty"`
 	// ExpiresAt is RFC 3339 or a date YYYY-MM-DD (00:00 UTC that day).
 	ExpiresAt *string `json:"expires_at,omitempty"`
-	// Images are sent with the note, each under its Name: `[[Name]]` and `![[Name]]` in
-	// Content become the image's public URL.
-	Images []Image `json:"-"`
+	// Path is where the note lives in its vault ("Folder/Note.md"): links between the
+	// author's notes resolve by it, and the title defaults to its base name.
+	Path *string `json:"path,omitempty"`
 }
 
 // PublishResponse is the answer to Publish (schema PublishResponse).
 type PublishResponse struct {
-	Cuid string `json:"cuid"`
-	URL  string `json:"url"`
+	Ref
 	// ETag is the publication's etag, for Update's ifMatch.
 	ETag     string    `json:"etag"`
 	Warnings []Warning `json:"warnings"`

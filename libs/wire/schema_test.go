@@ -1,4 +1,4 @@
-package client_test
+package wire_test
 
 import (
 	"maps"
@@ -9,8 +9,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/openapi"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // TestTypesMatchTheOpenAPISchemas walks each request and answer type beside its schema:
@@ -24,19 +24,20 @@ func TestTypesMatchTheOpenAPISchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, v := range map[string]any{
-		"TokenRequest":    client.TokenRequest{},
-		"TokenResponse":   client.Token{},
-		"PublicNote":      client.PublicNote{},
-		"NoteUpdate":      client.NoteUpdate{},
-		"OwnerNote":       client.OwnerNote{},
-		"VersionList":     client.VersionList{},
-		"Version":         client.Version{},
-		"UnshareResponse": client.Unshared{},
-		"PublishJSON":     client.PublishRequest{},
-		"PublishResponse": client.PublishResponse{},
-		"NoteList":        client.NoteList{},
-		"Profile":         client.Profile{},
-		"SettingsInput":   client.SettingsInput{},
+		"TokenRequest":    wire.TokenRequest{},
+		"TokenResponse":   wire.Token{},
+		"PublicNote":      wire.PublicNote{},
+		"NoteUpdate":      wire.NoteUpdate{},
+		"OwnerNote":       wire.OwnerNote{},
+		"VersionList":     wire.VersionList{},
+		"Version":         wire.Version{},
+		"UnshareRequest":  wire.UnshareRequest{},
+		"UnshareResponse": wire.Unshared{},
+		"PublishJSON":     wire.PublishRequest{},
+		"PublishResponse": wire.PublishResponse{},
+		"NoteList":        wire.NoteList{},
+		"Profile":         wire.Profile{},
+		"SettingsInput":   wire.SettingsInput{},
 	} {
 		ref := doc.Components.Schemas[name]
 		if ref == nil {
@@ -63,8 +64,8 @@ func TestMultipartFormsHaveTheJSONFields(t *testing.T) {
 }
 
 var (
-	timeType     = reflect.TypeFor[client.Time]()
-	optionalName = reflect.TypeFor[client.Optional[string]]().Name()[:len("Optional[")]
+	timeType     = reflect.TypeFor[wire.Time]()
+	optionalName = reflect.TypeFor[wire.Optional[string]]().Name()[:len("Optional[")]
 )
 
 func compare(t *testing.T, at string, typ reflect.Type, s *openapi3.Schema) {
@@ -88,11 +89,10 @@ func compare(t *testing.T, at string, typ reflect.Type, s *openapi3.Schema) {
 	case typ.Kind() == reflect.Struct:
 		kind("object")
 		var names []string
-		for i := range typ.NumField() {
-			f := typ.Field(i)
+		for _, f := range reflect.VisibleFields(typ) {
 			tag := f.Tag.Get("json")
 			name, opts, _ := strings.Cut(tag, ",")
-			if !f.IsExported() || name == "" || name == "-" {
+			if !f.IsExported() || f.Anonymous || name == "" || name == "-" {
 				continue
 			}
 			names = append(names, name)
