@@ -104,11 +104,9 @@ func markdownReference(source []byte, start int, ends map[int]linkEnd, ref *ast.
 	}
 	r.Text = string(source[textStart:e.bracket])
 	if r.Kind == RefImage {
-		if i := strings.LastIndexByte(r.Text, '|'); i >= 0 {
-			if w, h := parseSize(strings.TrimSpace(r.Text[i+1:])); w > 0 {
-				r.Text, r.Width, r.Height = strings.TrimSpace(r.Text[:i]), w, h
-			}
-		}
+		var keep int
+		keep, r.Width, r.Height = cutSize(r.Text)
+		r.Text = strings.TrimSpace(r.Text[:keep])
 	}
 	if ref == nil && e.destination >= 0 {
 		r.DestStart, r.DestEnd = e.destination, e.destinationEnd
