@@ -54,6 +54,9 @@ const maxReferences = 1 << 14
 // a construct over them is text, as on the page), so a caller can rewrite a reference in
 // place, by its byte range, and warn only of what the page really shows.
 func References(src string) []Reference {
+	if !strings.Contains(src, "[") {
+		return nil // every reference has one: a note without any is not parsed
+	}
 	source := []byte(src)
 	pc := parser.NewContext()
 	doc := markdown.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
