@@ -18,9 +18,6 @@ type NameHit struct {
 	Path      string // "" when the publication has none
 	CreatedAt time.Time
 	ExpiresAt *time.Time
-	// Outline is the publication's stored render outline (Rendered.Outline), for the
-	// anchors of fragments.
-	Outline string
 }
 
 // ResolveNames is Storer.ResolveNames, or the same read within Storer.Update's
