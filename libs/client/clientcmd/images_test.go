@@ -178,7 +178,7 @@ func TestImageReferencesAreRewrittenForTheServer(t *testing.T) {
 		{"code, math and comments are data", "`![[a.png]]`\n\n```\n![[a.png]]\n```\n\n%%![[a.png]]%%", "`![[a.png]]`\n\n```\n![[a.png]]\n```\n\n%%![[a.png]]%%"},
 		{"a missing file stays as written", "![[gone.png]]", "![[gone.png]]"},
 	} {
-		p := &prepared{noteFile: &noteFile{path: "n.md", vault: v}}
+		p := &prepared{noteFile: &noteFile{path: "n.md", vault: v}, unsent: map[string]bool{}}
 		if got := p.rewrite(tc.in); got != tc.want {
 			t.Errorf("%s: %q became %q, want %q", tc.rule, tc.in, got, tc.want)
 		}

@@ -23,6 +23,9 @@ type prepared struct {
 	aliases  []string
 	images   []*localImage
 	warnings []string // one line each: a file not found, not read or not converted
+	// unsent are the targets of those files, of which the server's unresolved_reference
+	// would only say again what the client said.
+	unsent map[string]bool
 }
 
 // prepare reads a note, finds the images it shows (by render.References, the scanner the
@@ -39,7 +42,7 @@ func prepare(n *noteFile) (*prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &prepared{noteFile: n}
+	p := &prepared{noteFile: n, unsent: map[string]bool{}}
 	p.title = fileTitle(n.path)
 	if t, ok := props["title"].(string); ok && strings.TrimSpace(t) != "" {
 		p.title = strings.TrimSpace(t)
@@ -88,7 +91,7 @@ type edit struct {
 // form, loading the images once each.
 func (p *prepared) rewrite(body string) string {
 	byRel := map[string]*localImage{}
-	failed := map[string]bool{}
+	failed := p.unsent
 	taken := map[string]bool{}
 	var edits []edit
 	for _, r := range render.References(body) {

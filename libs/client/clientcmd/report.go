@@ -23,6 +23,9 @@ func (r *run) report(p *prepared, outcome string, state *publishedFile, warnings
 			r.unknown = append(r.unknown, unknownLink{p, w.Ref})
 			continue
 		}
+		if w.Code == "unresolved_reference" && p.unsent[w.Ref] {
+			continue
+		}
 		r.warnings[w.Code]++
 		r.warnf("%s: %s (%s: %s)", p.path, w.Message, w.Code, w.Ref)
 	}
