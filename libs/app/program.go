@@ -15,11 +15,11 @@ import (
 // Version is the build's version, set with -ldflags "-X …/libs/app.Version=…".
 var Version = "dev"
 
-// Program is the binary: its modules (one per target, what `serve` may mount) and its
-// commands beyond serve, migrate, reap, config, routes and version.
+// Program is the binary: its targets (what `serve` may mount) and its commands beyond
+// serve, migrate, reap, config, routes and version.
 type Program struct {
 	Name     string
-	Modules  []Module
+	Targets  []Target
 	Commands []cli.Command
 }
 
@@ -103,22 +103,22 @@ func (p Program) serve(ctx context.Context, env cli.Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	modules, err := p.modules(cfg.Targets)
+	targets, err := p.targets(cfg.Targets)
 	if err != nil {
 		return err
 	}
-	return Run(ctx, cfg, Options{Process: processName(p.Name, cfg.Targets), Modules: modules, Getenv: getenv, Logs: env.Stderr})
+	return Run(ctx, cfg, Options{Process: processName(p.Name, cfg.Targets), Targets: targets, Getenv: getenv, Logs: env.Stderr})
 }
 
-// modules returns the program's modules of targets, in their order.
-func (p Program) modules(targets []string) ([]Module, error) {
-	out := make([]Module, 0, len(targets))
-	for _, t := range targets {
-		i := slices.IndexFunc(p.Modules, func(m Module) bool { return m.Name == t })
+// targets returns the program's targets of the names, in their order.
+func (p Program) targets(names []string) ([]Target, error) {
+	out := make([]Target, 0, len(names))
+	for _, name := range names {
+		i := slices.IndexFunc(p.Targets, func(t Target) bool { return t.Name == name })
 		if i < 0 {
-			return nil, fmt.Errorf("%s has no module for target %s", p.Name, t)
+			return nil, fmt.Errorf("%s has no target %s", p.Name, name)
 		}
-		out = append(out, p.Modules[i])
+		out = append(out, p.Targets[i])
 	}
 	return out, nil
 }

@@ -45,7 +45,10 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
-	Cause   error
+	// Cuid names the publication the error is about, when the client needs it (the
+	// holder of a taken path); "" for none.
+	Cuid  string
+	Cause error
 }
 
 // New returns an *Error with the given status, code and client-facing message.
@@ -72,6 +75,7 @@ func (e *Error) Unwrap() error { return e.Cause }
 type Body struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`
+	Cuid    string `json:"cuid,omitempty"`
 }
 
 // Internal wraps an unexpected error as a 500 whose body says nothing about it.

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"time"
 	"unicode/utf8"
@@ -78,6 +79,9 @@ func Fields(fields map[string]json.RawMessage, now time.Time) (note.Patch, error
 		case "summary":
 			p.Summary.Set = true
 			p.Summary.Value, err = stringField(name, raw, true)
+		case "path":
+			p.Path.Set = true
+			p.Path.Value, err = stringField(name, raw, true)
 		case "properties":
 			p.Properties.Set = true
 			var m map[string]any
@@ -144,17 +148,24 @@ func FormFields(text map[string]string) (map[string]json.RawMessage, error) {
 }
 
 // noteHeaders are the headers of a Markdown publish that carry note fields, by field.
-var noteHeaders = map[string]string{"summary": "X-Summary", "expires_at": "X-Expires-At", "show_properties": "X-Show-Properties"}
+var noteHeaders = map[string]string{"summary": "X-Summary", "expires_at": "X-Expires-At", "show_properties": "X-Show-Properties",
+	"path": "X-Path"}
 
 // HeaderFields converts the note fields of a Markdown publish, whose body is the content
 // and whose other fields come in headers, to the JSON values Fields reads. A header's
-// value must be valid UTF-8.
+// value must be valid UTF-8; X-Path is percent-encoded UTF-8.
 func HeaderFields(content string, h http.Header) (map[string]json.RawMessage, error) {
 	text := map[string]string{"content": content}
 	for field, header := range noteHeaders {
 		v := h.Get(header)
 		if v == "" {
 			continue
+		}
+		if header == "X-Path" {
+			var err error
+			if v, err = url.PathUnescape(v); err != nil {
+				return nil, InvalidField("X-Path is not valid percent-encoding.")
+			}
 		}
 		if !utf8.ValidString(v) {
 			return nil, InvalidField(header + " is not valid UTF-8.")
@@ -191,7 +202,7 @@ func Draft(fields map[string]json.RawMessage, up *note.Upload, now time.Time) (n
 		return note.Draft{}, InvalidField("content is required.")
 	}
 	d := note.Draft{Content: *p.Content, Title: p.Title.Value, Summary: p.Summary.Value, ShowProperties: true,
-		ExpiresAt: p.ExpiresAt.Value, Upload: up}
+		ExpiresAt: p.ExpiresAt.Value, Path: p.Path.Value, Upload: up}
 	if p.ShowProperties != nil {
 		d.ShowProperties = *p.ShowProperties
 	}
@@ -210,7 +221,7 @@ func Patch(fields map[string]json.RawMessage, up *note.Upload, now time.Time) (n
 	}
 	if p.Upload = up; p.Empty() {
 		return note.Patch{}, errs.New(http.StatusBadRequest, errs.InvalidBody,
-			"The body must change at least one of content, title, summary, properties, show_properties, expires_at, or add an image.")
+			"The body must change at least one of content, title, summary, properties, show_properties, expires_at, path, or add an image.")
 	}
 	return p, nil
 }

@@ -27,7 +27,7 @@ import (
 // textFields are the form fields of the multipart format (CONTRACT "Publish"); the values
 // of other fields without a filename are read and dropped.
 var textFields = map[string]bool{"content": true, "title": true, "summary": true, "show_properties": true,
-	"expires_at": true, "properties": true}
+	"expires_at": true, "properties": true, "path": true}
 
 // ReadMultipart reads a multipart body: it returns the text fields and streams each
 // image part into up. A text field is read up to the JSON limit, an image up to

@@ -39,15 +39,15 @@ func (linkEnds) Trigger() []byte { return []byte{']'} }
 
 func (linkEnds) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	_, segment := block.PeekLine()
+	line, pos := block.Position()
 	n := parser.NewLinkParser().Parse(parent, block, pc)
 	_, after := block.Position()
 	if n == nil {
-		if after.Start > segment.Start {
-			// The parser took the "]" and made no link of it: it is text, and goldmark's
-			// parser, which comes next, must not take it again.
-			return ast.NewTextSegment(segment.WithStop(segment.Start + 1))
-		}
-		return nil
+		// The parser made no link of the "]" (and may have dropped its opener): it is
+		// text, and goldmark's parser, which comes next, must not take it again.
+		block.SetPosition(line, pos)
+		block.Advance(1)
+		return ast.NewTextSegment(segment.WithStop(segment.Start + 1))
 	}
 	e := linkEnd{bracket: segment.Start, end: after.Start, destination: -1, destinationEnd: -1}
 	var dest []byte

@@ -29,7 +29,9 @@ func TestNoteLinksAreKeptAsWritten(t *testing.T) {
 		{"a web page is no note", "[text](https://example.com/Note.md)", nil, `<a href="https://example.com/Note.md"`},
 		{"another file is no note", "[text](file.pdf)", nil, `<a href="file.pdf"`},
 		{"an image not uploaded is its name", "![[x.png|300]] [[x.png]]", nil, "x.png"},
-		{"audio is its name", "![[song.mp3]]", nil, "song.mp3"},
+		{"audio is its name", "![[song.mp3#t=10]]", nil, "song.mp3"},
+		{"an empty alias shows the target", "[[Note|]]", []render.Link{{Target: "Note"}}, "Note"},
+		{"a note's embed has no size", "![[Note#Part|300]]", []render.Link{{Target: "Note", Fragment: "Part", Embed: true}}, "Note &gt; Part"},
 		{"a dot in a note's name", "[[v1.2 notes]]", []render.Link{{Target: "v1.2 notes"}}, "v1.2 notes"},
 	}
 	for _, tt := range tests {
@@ -94,6 +96,21 @@ func TestImageSizes(t *testing.T) {
 	} {
 		if !strings.Contains(html, want) {
 			t.Errorf("HTML lacks %s:\n%s", want, html)
+		}
+	}
+}
+
+// Brackets that make no link stay text as written: the parser that notes where links end
+// gives back what goldmark's link parser read ahead (a reference label, a destination).
+func TestBracketsThatMakeNoLinkStayText(t *testing.T) {
+	for src, want := range map[string]string{
+		"[^1][^1]x":      "<p>[^1][^1]x</p>",
+		"[a][b] c":       "<p>[a][b] c</p>",
+		"[a](b c d) e":   "<p>[a](b c d) e</p>",
+		"[a [b] c](x) d": `<p><a href="x" rel="nofollow">a [b] c</a> d</p>`,
+	} {
+		if html := string(markdown(t, src+"\n").HTML); !strings.Contains(html, want) {
+			t.Errorf("%q renders as %s, want %s", src, html, want)
 		}
 	}
 }

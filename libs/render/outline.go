@@ -48,6 +48,9 @@ type Heading struct {
 	Text string `json:"t"`
 	// Anchor is its id in the page, IDPrefix included.
 	Anchor string `json:"a"`
+	// Key is Text as links are matched to it (see Outline.Anchor), kept so that
+	// matching a link takes no more than comparing two strings per heading.
+	Key string `json:"k"`
 }
 
 // maxHeadingText caps the text an outline keeps of a heading: no link names a longer
@@ -136,7 +139,8 @@ func (outliner) Transform(doc *ast.Document, reader text.Reader, pc parser.Conte
 			t := headingText(h, source)
 			id := IDPrefix + ids.unique(slug(t))
 			h.SetAttributeString("id", []byte(id))
-			o.Headings = append(o.Headings, Heading{Level: h.Level, Text: strings.ToValidUTF8(t[:min(len(t), maxHeadingText)], ""), Anchor: id})
+			t = strings.ToValidUTF8(t[:min(len(t), maxHeadingText)], "")
+			o.Headings = append(o.Headings, Heading{Level: h.Level, Text: t, Anchor: id, Key: foldedKey(t)})
 			return ast.WalkContinue, nil
 		}
 		if id, ok := marks.of(n); ok && !blocks[id] {
@@ -175,7 +179,7 @@ func blockAnchor(id string) string { return IDPrefix + "^" + id }
 // carry, which Obsidian leaves out of the links it writes), their white space trimmed
 // and each run of it as one space, and compared case-insensitively (Unicode simple case
 // folding). ok is false when nothing matches; a link should then lead to the page
-// itself.
+// itself. A call compares one string per heading (Heading.Key).
 func (o Outline) Anchor(fragment string) (anchor string, ok bool) {
 	if id, isBlock := strings.CutPrefix(strings.TrimSpace(fragment), "^"); isBlock {
 		for _, b := range o.Blocks {
@@ -185,19 +189,17 @@ func (o Outline) Anchor(fragment string) (anchor string, ok bool) {
 		}
 		return "", false
 	}
-	parts := strings.Split(fragment, "#")
 	from, end := 0, len(o.Headings) // the headings to look through
 	found := -1
-	for _, part := range parts {
-		key := matchKey(part)
+	for _, part := range strings.Split(fragment, "#") {
+		key := foldedKey(part)
 		if key == "" {
 			continue
 		}
 		found = -1
-		for i := from; i < end; i++ {
-			if sameKey(o.Headings[i].Text, key) {
+		for i := from; i < end && found < 0; i++ {
+			if o.Headings[i].Key == key {
 				found = i
-				break
 			}
 		}
 		if found < 0 {
@@ -221,42 +223,21 @@ func matchKey(s string) string {
 	}), " ")
 }
 
-// sameKey reports whether text's match key is key, up to case, stopping at the first
-// difference: a link costs about its own length per heading however long the headings.
-func sameKey(text, key string) bool {
-	i := 0
-	space := false
-	for _, r := range text {
-		if unicode.IsSpace(r) || strings.ContainsRune("#|^:%[]", r) {
-			space = true
-			continue
-		}
-		if space && i > 0 {
-			if i >= len(key) || key[i] != ' ' {
-				return false
-			}
-			i++
-		}
-		space = false
-		k, size := utf8.DecodeRuneInString(key[i:])
-		if i >= len(key) || !equalFold(r, k) {
-			return false
-		}
-		i += size
-	}
-	return i == len(key)
-}
+// foldedKey is s's match key with each letter folded to one case.
+func foldedKey(s string) string { return strings.Map(fold, matchKey(s)) }
 
-// equalFold reports whether a and b are the same letter up to Unicode simple case
-// folding.
-func equalFold(a, b rune) bool {
-	if a == b {
-		return true
-	}
-	for f := unicode.SimpleFold(a); f != a; f = unicode.SimpleFold(f) {
-		if f == b {
-			return true
+// fold is the least rune of r's orbit under Unicode simple case folding, an ASCII
+// letter lower-cased: two runes are the same letter up to case exactly when their folds
+// are equal.
+func fold(r rune) rune {
+	least := r
+	if r >= utf8.RuneSelf {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
 		}
 	}
-	return false
+	if 'A' <= least && least <= 'Z' {
+		least += 'a' - 'A'
+	}
+	return least
 }

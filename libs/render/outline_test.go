@@ -37,8 +37,8 @@ func TestRepeatedHeadingsAreNumberedInDocumentOrder(t *testing.T) {
 func TestOutlineAnchorFindsHeadingsAndBlocks(t *testing.T) {
 	src := "# Intro\n\n## Setup\n\n### Details\n\n# Usage\n\n## Details\n\nText ^para-1\n\n## Q: why? [x]\n"
 	o := markdown(t, src).Outline
-	want := []render.Heading{{1, "Intro", "n-intro"}, {2, "Setup", "n-setup"}, {3, "Details", "n-details"},
-		{1, "Usage", "n-usage"}, {2, "Details", "n-details-1"}, {2, "Q: why? [x]", "n-q-why-x"}}
+	want := []render.Heading{{1, "Intro", "n-intro", "intro"}, {2, "Setup", "n-setup", "setup"}, {3, "Details", "n-details", "details"},
+		{1, "Usage", "n-usage", "usage"}, {2, "Details", "n-details-1", "details"}, {2, "Q: why? [x]", "n-q-why-x", "q why? x"}}
 	if !reflect.DeepEqual(o.Headings, want) || !reflect.DeepEqual(o.Blocks, []string{"para-1"}) {
 		t.Fatalf("outline %+v", o)
 	}
@@ -52,6 +52,8 @@ func TestOutlineAnchorFindsHeadingsAndBlocks(t *testing.T) {
 		"^para-1":             "n-^para-1",
 		"Setup#Usage":         "",
 		"Missing":             "",
+		"SETUP#DETAİLS":       "",
+		"ſetup":               "n-setup",
 		"^PARA-1":             "",
 		"^missing":            "",
 	} {

@@ -35,8 +35,11 @@
 //     store (libs/note keeps neither for good unless the note missed its own bound twice).
 //
 // Links between notes are not resolved here: a note's render depends on that note only.
-// Each wikilink is written as a pair of placeholders that ResolveLinks replaces by a
-// link or a plain span when a page is built.
+// Each link to another note (Result.Links) is written as a pair of placeholders that
+// ResolveLinks replaces by a link or a plain span when a page is built; a fragment of it
+// is resolved by the Outline of the note it names (Result.Outline, Outline.Anchor).
+// Links within the note are resolved here. Every id of the HTML starts with IDPrefix.
+// References finds the links and embeds of a note as this package reads them.
 //
 // Markdown returns as soon as its context is done.
 package render

@@ -101,6 +101,7 @@ type wikilink struct {
 // parseWikilink reads inner, the text between `[[` and `]]`.
 func parseWikilink(inner string, embed bool) wikilink {
 	target, alias, aliased := strings.Cut(inner, "|")
+	aliased = aliased && strings.TrimSpace(alias) != ""
 	target = strings.TrimSuffix(target, `\`) // `\|` in a table
 	name, fragment, _ := strings.Cut(target, "#")
 	w := wikilink{Link: Link{Target: strings.TrimSpace(name), Fragment: strings.TrimSpace(fragment), Embed: embed},
@@ -108,11 +109,14 @@ func parseWikilink(inner string, embed bool) wikilink {
 	if embed && aliased {
 		w.Width, w.Height = parseSize(w.Alias)
 	}
+	if w.Width > 0 {
+		w.Alias = ""
+	}
 	switch {
-	case w.Width > 0:
-		w.Shown, w.Alias = w.Target, ""
-	case aliased:
+	case w.Alias != "":
 		w.Shown = w.Alias
+	case embed && IsAttachment(w.Target):
+		w.Shown = w.Target // a file the page cannot show is its name
 	default:
 		w.Shown = shownOf(w.Link)
 	}

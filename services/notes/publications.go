@@ -39,7 +39,7 @@ func (a *api) ListNotes(c *gin.Context) {
 	resp := wire.NoteList{Notes: make([]wire.NoteListItem, len(rows))}
 	now := a.notes.Now()
 	for i, p := range rows {
-		resp.Notes[i] = wire.NoteListItem{Ref: noteapi.Ref(a.notes, p.CUID), Title: p.Title, Summary: p.Summary,
+		resp.Notes[i] = wire.NoteListItem{Ref: noteapi.Ref(a.notes, p.CUID), Title: p.DisplayTitle(), Summary: p.Summary, Path: p.Path,
 			Status: string(p.Status(now)), CreatedAt: wire.At(p.CreatedAt), UpdatedAt: wire.At(p.UpdatedAt), ExpiresAt: wire.AtPtr(p.ExpiresAt),
 			ETag: p.ETag}
 	}

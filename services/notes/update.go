@@ -25,7 +25,7 @@ func (a *api) owner(p note.Publication) wire.OwnerNote {
 
 // noteText is the text of a publication or of one of its versions on the wire.
 func noteText(t note.Text) wire.NoteText {
-	return wire.NoteText{Title: t.Title, Summary: t.Summary, Content: t.Content, Properties: t.Properties,
+	return wire.NoteText{Title: t.DisplayTitle(), Path: t.Path, Summary: t.Summary, Content: t.Content, Properties: t.Properties,
 		ShowProperties: t.ShowProperties, ExpiresAt: wire.AtPtr(t.ExpiresAt)}
 }
 

@@ -88,12 +88,12 @@ func TestServeRefusesAnUnknownTarget(t *testing.T) {
 	}
 }
 
-func TestEveryTargetHasOneModule(t *testing.T) {
+func TestProgramHasOneTargetPerNameOfTheRoutesTable(t *testing.T) {
 	var names []string
-	for _, m := range sharenote.Program.Modules {
-		names = append(names, m.Name)
+	for _, target := range sharenote.Program.Targets {
+		names = append(names, target.Name)
 	}
 	if !slices.Equal(names, routes.Targets) {
-		t.Errorf("modules %v, want one per target of routes.Targets %v, in its order", names, routes.Targets)
+		t.Errorf("targets %v, want one per name of routes.Targets %v, in its order", names, routes.Targets)
 	}
 }

@@ -1,4 +1,4 @@
-// Package sharenote is the sharenote program: every target's module and the operator
+// Package sharenote is the sharenote program: every target and the operator
 // commands, for the one binary. `sharenote serve --target notes` serves one target (a
 // Deployment), `--target all` (the default) every target in one process.
 package sharenote
@@ -16,11 +16,11 @@ import (
 	"github.com/sharenote/sharenote/services/publish"
 )
 
-// Program is the `sharenote` binary. Modules holds one module per name of
-// routes.Targets; a test keeps the two in step.
+// Program is the `sharenote` binary. Targets holds one target per name of routes.Targets;
+// a test keeps the two in step.
 var Program = app.Program{
 	Name:     "sharenote",
-	Modules:  []app.Module{auth.Module, publish.Module, notes.Module, images.Module, ogrenderer.Module},
+	Targets:  []app.Target{auth.Target, publish.Target, notes.Module, images.Target, ogrenderer.Target},
 	Commands: append([]cli.Command{auth.LicensesCommand}, clientcmd.Commands...),
 }
 
