@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -181,4 +182,36 @@ func (v *vault) rel(p string) (string, error) {
 		return "", errOutside
 	}
 	return norm.NFC.String(filepath.ToSlash(r)), nil
+}
+
+// index lists the vault's files once: every file outside hidden folders, by the match
+// key of its path and of its base name.
+func (v *vault) index() error {
+	v.once.Do(func() {
+		v.paths, v.names = map[string]string{}, map[string][]string{}
+		v.walked = filepath.WalkDir(v.root, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // an unreadable folder holds nothing to find
+			}
+			if p != v.root && strings.HasPrefix(d.Name(), ".") {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() {
+				return nil
+			}
+			rel, err := filepath.Rel(v.root, p)
+			if err != nil {
+				return nil
+			}
+			rel = norm.NFC.String(filepath.ToSlash(rel))
+			v.paths[note.MatchKey(rel)] = rel
+			base := note.MatchKey(path.Base(rel))
+			v.names[base] = append(v.names[base], rel)
+			return nil
+		})
+	})
+	return v.walked
 }

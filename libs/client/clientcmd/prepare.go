@@ -19,8 +19,9 @@ type prepared struct {
 	content string
 	// title is the frontmatter's title, else the file name without .md: sent always, so
 	// that a title removed from the frontmatter falls back to the file name.
-	title    string
-	aliases  []string
+	title string
+	// names are what links of other notes may match it by (path, base name, aliases).
+	names    []note.Name
 	images   []*localImage
 	warnings []string // one line each: a file not found, not read or not converted
 	// unsent are the targets of those files, of which the server's unresolved_reference
@@ -47,7 +48,7 @@ func prepare(n *noteFile) (*prepared, error) {
 	if t, ok := props["title"].(string); ok && strings.TrimSpace(t) != "" {
 		p.title = strings.TrimSpace(t)
 	}
-	p.aliases = aliases(props)
+	p.names = note.Text{Path: &n.path, Properties: props}.Names()
 	head := content[:len(content)-len(body)]
 	p.content = head + p.rewrite(body)
 	if len(p.images) > note.MaxImagesPerPublish {
@@ -57,24 +58,6 @@ func prepare(n *noteFile) (*prepared, error) {
 		p.images = p.images[:note.MaxImagesPerPublish]
 	}
 	return p, nil
-}
-
-// aliases are the frontmatter's aliases: a list, or one comma-separated string.
-func aliases(props map[string]any) []string {
-	var out []string
-	for _, key := range []string{"aliases", "alias"} {
-		switch a := props[key].(type) {
-		case string:
-			out = append(out, strings.Split(a, ",")...)
-		case []any:
-			for _, s := range a {
-				if str, ok := s.(string); ok {
-					out = append(out, str)
-				}
-			}
-		}
-	}
-	return out
 }
 
 func (p *prepared) warn(ref, problem string) {
@@ -179,18 +162,14 @@ func withSize(size string) string {
 // the one that starts first wins, as on the server.
 func applyEdits(body string, edits []edit) string {
 	slices.SortStableFunc(edits, func(a, b edit) int { return a.start - b.start })
-	var b strings.Builder
-	copied := 0
+	out, last := make([]byte, 0, len(body)), 0
 	for _, e := range edits {
-		if e.start < copied {
-			continue
+		if e.start >= last {
+			out = append(append(out, body[last:e.start]...), e.text...)
+			last = e.end
 		}
-		b.WriteString(body[copied:e.start])
-		b.WriteString(e.text)
-		copied = e.end
 	}
-	b.WriteString(body[copied:])
-	return b.String()
+	return string(append(out, body[last:]...))
 }
 
 // escapeLinkText escapes the characters that would end Markdown link text early.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
+	"github.com/sharenote/sharenote/libs/note"
 )
 
 // doomed is a publication --prune unshares.
@@ -25,15 +26,15 @@ func (r *run) pruneCandidates() []doomed {
 	}
 	keep := map[string]bool{}
 	for _, n := range r.finder.notes {
-		keep[matchKey(n.path)] = true
+		keep[note.MatchKey(n.path)] = true
 	}
 	for _, old := range r.moves {
-		keep[matchKey(old)] = true
+		keep[note.MatchKey(old)] = true
 	}
 	seen := map[string]bool{}
 	var out []doomed
 	consider := func(p, cuid, url string) {
-		if seen[cuid] || keep[matchKey(p)] {
+		if seen[cuid] || keep[note.MatchKey(p)] {
 			return
 		}
 		for _, f := range r.finder.folders {

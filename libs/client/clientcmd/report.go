@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/wire"
 )
 
@@ -61,50 +62,47 @@ func (r *run) summary() {
 	fmt.Fprintln(r.env.Stderr, line)
 }
 
-// names are the names that lead to the account's publications once the run is done, by
-// match key: their paths (without .md), base names and titles, and the aliases of the
-// notes of the run.
-type names struct{ paths, bases, others map[string]bool }
+// names are the names that lead to the account's publications once the run is done, as
+// the server's link index holds them (note.Text.Names): their paths and base names, the
+// titles of those without a path, and the aliases of the notes of the run (the list does
+// not tell the others' aliases).
+type names map[note.Name]bool
 
 func (r *run) publishedNames() names {
-	n := names{map[string]bool{}, map[string]bool{}, map[string]bool{}}
-	add := func(p string) {
-		p = strings.TrimSuffix(p, path.Ext(p))
-		n.paths[matchKey(p)] = true
-		n.bases[matchKey(path.Base(p))] = true
+	n := names{}
+	add := func(t note.Text) {
+		for _, name := range t.Names() {
+			n[name] = true
+		}
 	}
 	for _, item := range r.all {
-		if item.Status != "active" {
-			continue
-		}
-		if item.Path != nil {
-			add(*item.Path)
-		}
-		if item.Title != nil {
-			n.others[matchKey(*item.Title)] = true
+		if item.Status == "active" {
+			add(note.Text{Path: item.Path, Title: item.Title})
 		}
 	}
 	for p := range r.states {
-		add(p)
+		add(note.Text{Path: &p})
 	}
 	for _, p := range r.notes {
-		n.others[matchKey(p.title)] = true
-		for _, a := range p.aliases {
-			n.others[matchKey(a)] = true
+		for _, name := range p.names {
+			n[name] = true
 		}
 	}
 	return n
 }
 
 // resolves reports whether a link target written in the note at from names one of the
-// publications (CONTRACT "Vaults and links": a path from the note's folder or the root,
-// a base name, an alias, a title).
+// publications, by the rules of CONTRACT "Vaults and links": a path from the note's folder
+// or the root (with or without .md), a base name, an alias, a title.
 func (n names) resolves(from, target string) bool {
-	t := strings.TrimSpace(target)
-	if strings.EqualFold(path.Ext(t), ".md") {
-		t = t[:len(t)-3]
+	t := strings.TrimPrefix(strings.TrimSpace(target), "/")
+	file := t
+	if !strings.EqualFold(path.Ext(t), ".md") {
+		file += ".md"
 	}
-	rel := path.Join(path.Dir(from), t)
-	return n.paths[matchKey(rel)] || n.paths[matchKey(strings.TrimPrefix(path.Clean("/"+t), "/"))] ||
-		!strings.Contains(t, "/") && n.bases[matchKey(t)] || n.others[matchKey(t)]
+	key := note.MatchKey(t)
+	return n[note.Name{Kind: note.NamePath, Key: note.MatchKey(path.Join(path.Dir(from), file))}] ||
+		n[note.Name{Kind: note.NamePath, Key: note.MatchKey(path.Clean(file))}] ||
+		!strings.Contains(t, "/") && n[note.Name{Kind: note.NameBase, Key: note.MatchKey(strings.TrimSuffix(file, path.Ext(file)))}] ||
+		n[note.Name{Kind: note.NameAlias, Key: key}] || n[note.Name{Kind: note.NameTitle, Key: key}]
 }

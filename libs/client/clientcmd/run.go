@@ -10,6 +10,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
+	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/wire"
 )
 
@@ -90,7 +91,7 @@ func (r *run) load(ctx context.Context) error {
 		for _, n := range page.Notes {
 			r.all = append(r.all, n)
 			if n.Path != nil {
-				r.listed[matchKey(*n.Path)] = n
+				r.listed[note.MatchKey(*n.Path)] = n
 			}
 		}
 	}
@@ -128,7 +129,7 @@ func (r *run) planMoves() {
 		if r.states[p.path] != nil || r.opts.fresh {
 			continue
 		}
-		if _, has := r.listed[matchKey(p.path)]; has {
+		if _, has := r.listed[note.MatchKey(p.path)]; has {
 			continue
 		}
 		if old, ok := gone[hashOf(p.content)]; ok {
@@ -161,7 +162,7 @@ func (r *run) previous(p *prepared) (*publishedFile, string) {
 	if old, ok := r.moves[p]; ok {
 		return r.states[old], "moved"
 	}
-	if n, ok := r.listed[matchKey(p.path)]; ok {
+	if n, ok := r.listed[note.MatchKey(p.path)]; ok {
 		return &publishedFile{Cuid: n.Cuid, URL: n.URL, ETag: n.ETag}, "updated"
 	}
 	return nil, "published"

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sharenote/sharenote/libs/cli"
+	"github.com/sharenote/sharenote/libs/note"
 )
 
 // publishedFile is the state of a note's last publish or update from this machine: what
@@ -114,7 +115,7 @@ func after(prev *publishedFile, p *prepared, cuid, url, etag string) *publishedF
 
 // under reports whether the vault path p lies in folder ("" for the root).
 func under(folder, p string) bool {
-	return folder == "" || strings.HasPrefix(matchKey(p), matchKey(folder)+"/")
+	return folder == "" || strings.HasPrefix(note.MatchKey(p), note.MatchKey(folder)+"/")
 }
 
 // sortedPaths are the keys of a state map in order.

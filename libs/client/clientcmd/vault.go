@@ -3,7 +3,6 @@ package clientcmd
 import (
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
@@ -11,13 +10,10 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
-)
 
-// matchKey is the key by which names compare, as the service compares them (CONTRACT
-// "Vaults and links"): NFC, then Unicode case folding.
-func matchKey(s string) string { return cases.Fold().String(norm.NFC.String(s)) }
+	"github.com/sharenote/sharenote/libs/note"
+)
 
 // vault is the folder notes are published from: their paths are relative to its root,
 // and no file outside it is ever read (unless the user follows symlinks out of it).
@@ -70,38 +66,6 @@ func clampFolder(p string) string {
 	return norm.NFC.String(f)
 }
 
-// index lists the vault's files once: every file outside hidden folders, by the match
-// key of its path and of its base name.
-func (v *vault) index() error {
-	v.once.Do(func() {
-		v.paths, v.names = map[string]string{}, map[string][]string{}
-		v.walked = filepath.WalkDir(v.root, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return nil // an unreadable folder holds nothing to find
-			}
-			if p != v.root && strings.HasPrefix(d.Name(), ".") {
-				if d.IsDir() {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if d.IsDir() {
-				return nil
-			}
-			rel, err := filepath.Rel(v.root, p)
-			if err != nil {
-				return nil
-			}
-			rel = norm.NFC.String(filepath.ToSlash(rel))
-			v.paths[matchKey(rel)] = rel
-			base := matchKey(path.Base(rel))
-			v.names[base] = append(v.names[base], rel)
-			return nil
-		})
-	})
-	return v.walked
-}
-
 // errOutside is the refusal of a file that is not inside the vault's root.
 var errOutside = errors.New("outside the vault, not sent")
 
@@ -137,14 +101,14 @@ func (v *vault) find(from, target string) (string, error) {
 		if err := v.index(); err != nil {
 			return "", err
 		}
-		if hit, ok := v.paths[matchKey(p)]; ok {
+		if hit, ok := v.paths[note.MatchKey(p)]; ok {
 			return hit, nil
 		}
 	}
 	if strings.Contains(t, "/") {
 		return "", os.ErrNotExist
 	}
-	if hit := nearest(v.names[matchKey(t)], dir); hit != "" {
+	if hit := nearest(v.names[note.MatchKey(t)], dir); hit != "" {
 		return hit, nil
 	}
 	return "", os.ErrNotExist
