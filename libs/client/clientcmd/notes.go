@@ -114,7 +114,7 @@ func (f *finder) add(v *vault, file string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := v.open(rel); err != nil {
+	if _, err := v.real(file); err != nil {
 		f.warnings = append(f.warnings, fmt.Sprintf("%s: %s", rel, problem(err)))
 		return nil
 	}
@@ -184,8 +184,9 @@ func (v *vault) rel(p string) (string, error) {
 	return norm.NFC.String(filepath.ToSlash(r)), nil
 }
 
-// index lists the vault's files once: every file outside hidden folders, by the match
-// key of its path and of its base name.
+// index lists the vault's files once: every file outside hidden folders, as its path is
+// written on disk (a name may be NFD there), by the match key of its path and of its base
+// name.
 func (v *vault) index() error {
 	v.once.Do(func() {
 		v.paths, v.names = map[string]string{}, map[string][]string{}
@@ -206,7 +207,7 @@ func (v *vault) index() error {
 			if err != nil {
 				return nil
 			}
-			rel = norm.NFC.String(filepath.ToSlash(rel))
+			rel = filepath.ToSlash(rel) // as on disk, to be opened; keyed by match key
 			v.paths[note.MatchKey(rel)] = rel
 			base := note.MatchKey(path.Base(rel))
 			v.names[base] = append(v.names[base], rel)

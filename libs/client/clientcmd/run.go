@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
@@ -139,10 +137,13 @@ func (r *run) planMoves() {
 	}
 }
 
-// exists reports whether a vault path is a file in any vault of the run.
+// exists reports whether a vault path names a file in any vault of the run.
 func (r *run) exists(path string) bool {
 	for _, v := range r.finder.vaults {
-		if _, err := os.Lstat(filepath.Join(v.root, filepath.FromSlash(path))); err == nil {
+		if v.index() != nil {
+			return true // not known to be gone
+		}
+		if _, ok := v.paths[note.MatchKey(path)]; ok {
 			return true
 		}
 	}

@@ -73,7 +73,7 @@ var errOutside = errors.New("outside the vault, not sent")
 var errSymlinkOut = errors.New("a symlink that leads out of the vault, not sent (--follow-symlinks sends it)")
 
 // find resolves an attachment's target, as written in the note at from (vault-relative),
-// to a vault-relative path, as Obsidian does: a path from the note's folder, from the
+// to a vault-relative path as written on disk, as Obsidian does: a path from the note's folder, from the
 // root, from the attachment folder; then, for a bare name, the file of that base name in
 // the note's folder, else the shortest path, else the smallest in byte order. Names
 // compare by match key. errOutside when the target leads up out of the root;
@@ -96,7 +96,7 @@ func (v *vault) find(from, target string) (string, error) {
 			return "", errOutside
 		}
 		if st, err := os.Stat(filepath.Join(v.root, filepath.FromSlash(p))); err == nil && !st.IsDir() {
-			return norm.NFC.String(p), nil
+			return p, nil
 		}
 		if err := v.index(); err != nil {
 			return "", err
@@ -134,10 +134,15 @@ func nearest(cands []string, dir string) string {
 	})
 }
 
-// open returns the real path of the vault's file rel, with its symlinks resolved, when it
-// is inside the root (or the user follows symlinks); else errSymlinkOut.
+// open returns the real path of the vault's file rel (as on disk), with its symlinks
+// resolved, when it is inside the root (or the user follows symlinks); else errSymlinkOut.
 func (v *vault) open(rel string) (string, error) {
-	real, err := filepath.EvalSymlinks(filepath.Join(v.root, filepath.FromSlash(rel)))
+	return v.real(filepath.Join(v.root, filepath.FromSlash(rel)))
+}
+
+// real is open for an absolute path.
+func (v *vault) real(p string) (string, error) {
+	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
 		return "", err
 	}
