@@ -1,6 +1,7 @@
 package sharenote_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -13,7 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // budgetProxy stands in front of a server as its mutation limiter: a budget of n
@@ -129,5 +132,19 @@ func TestClientPacesAFolderByTheRateLimitHeaders(t *testing.T) {
 	code, lines, errOut = f.publishVault(filepath.Join(dir))
 	if passed, again := b.counts(); code != 0 || again != refused || lines["n02.md"].what != "updated" || !strings.Contains(errOut, "updated 1, unchanged 9, failed 0") {
 		t.Errorf("run again: exit %d, %d passed, %+v; want the missing note alone updated; stderr %q", code, passed, lines["n02.md"], errOut)
+	}
+}
+
+// TestClientBudgetReadsTheServersHeaders: the service's own RateLimit-* headers reach a
+// Client's Budget.
+func TestClientBudgetReadsTheServersHeaders(t *testing.T) {
+	f := newFixture(t, testkit.SQLiteBackend(t))
+	budget := &client.Budget{}
+	c := &client.Client{BaseURL: f.URL, Token: f.acc.Token, Budget: budget}
+	if _, err := c.Publish(context.Background(), wire.PublishRequest{Content: "# Paced"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rl, ok := budget.Last(); !ok || rl.Limit != 60 || rl.Remaining != 59 || budget.Delay() != 0 {
+		t.Errorf("Last = %+v, %v, Delay %v; want 60 with 59 remaining, no wait", rl, ok, budget.Delay())
 	}
 }
