@@ -1,6 +1,8 @@
 package sharenote_test
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/libs/testkit/obsidian"
 )
@@ -153,4 +156,30 @@ func patches(p *proxy, lines map[string]outcome) int {
 		n += p.count("PATCH /api/notes/" + cuidOf(l.url))
 	}
 	return n
+}
+
+// TestClientUpdatesWhatAnOlderClientPublishedByFile: a note the client published before
+// notes had vault paths (its mapping by absolute file path) is updated in place and
+// given its path, not published a second time.
+func TestClientUpdatesWhatAnOlderClientPublishedByFile(t *testing.T) {
+	f := newFixture(t, testkit.SQLiteBackend(t))
+	cuid := f.publish("Old")
+	page, err := (&client.Client{BaseURL: f.URL, Token: f.acc.Token}).List(context.Background(), client.ListOptions{})
+	if err != nil || len(page.Notes) != 1 {
+		t.Fatalf("list: %v", err)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "Old.md")
+	write(t, dir, map[string][]byte{"Old.md": []byte("# Old, edited\n")})
+	legacy := map[string]any{"servers": map[string]any{f.URL: map[string]any{file: map[string]any{
+		"cuid": cuid, "url": page.Notes[0].URL, "etag": page.Notes[0].ETag, "content_sha256": "0", "images": map[string]any{}}}}}
+	b, _ := json.Marshal(legacy)
+	write(t, f.conf, map[string][]byte{"sharenote/published.json": b})
+	if outcome, url := f.published(file); outcome != "updated" || url != page.Notes[0].URL || f.publications() != 1 {
+		t.Errorf("%s %s with %d publications; want updated in place", outcome, url, f.publications())
+	}
+	page, _ = (&client.Client{BaseURL: f.URL, Token: f.acc.Token}).List(context.Background(), client.ListOptions{})
+	if p := page.Notes[0].Path; p == nil || *p != "Old.md" {
+		t.Errorf("path %v, want Old.md", p)
+	}
 }

@@ -85,7 +85,7 @@ func (r *run) confirmPrune(list []doomed) ([]doomed, error) {
 // unshare unpublishes the doomed publications and forgets them.
 func (r *run) unshare(ctx context.Context, list []doomed) {
 	for _, d := range list {
-		_, err := r.cl.Unshare(ctx, d.cuid)
+		res, err := r.cl.Unshare(ctx, d.cuid)
 		var apiErr *client.Error
 		if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound) {
 			r.failed++
@@ -94,7 +94,9 @@ func (r *run) unshare(ctx context.Context, list []doomed) {
 		}
 		delete(r.states, d.path)
 		r.counts["unshared"]++
-		if !r.opts.json {
+		if r.opts.json && err == nil {
+			_ = printJSON(r.env.Stdout, res)
+		} else if !r.opts.json {
 			fmt.Fprintf(r.env.Stdout, "unshared\t%s\t%s\n", d.url, d.path)
 		}
 	}

@@ -52,6 +52,9 @@ func (r *run) summary() {
 	}
 	line := fmt.Sprintf("published %d, updated %d, unchanged %d, failed %d", r.counts["published"],
 		r.counts["updated"]+r.counts["moved"], r.counts["unchanged"], r.failed)
+	if n := r.counts["unshared"]; n > 0 {
+		line += fmt.Sprintf(", unshared %d", n)
+	}
 	if len(r.warnings) > 0 {
 		var parts []string
 		for _, code := range slices.Sorted(maps.Keys(r.warnings)) {

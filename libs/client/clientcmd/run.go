@@ -27,6 +27,7 @@ type run struct {
 	mapping  *mapping
 	states   map[string]*publishedFile    // this account's, by vault path
 	listed   map[string]wire.NoteListItem // the account's publications, by match key of path
+	legacy   map[string]*publishedFile    // the old mapping's states, by absolute file path
 	all      []wire.NoteListItem
 	moves    map[*prepared]string // a note that moved → the path it had
 	counts   map[string]int       // outcomes
@@ -81,6 +82,7 @@ func (r *run) load(ctx context.Context) error {
 	}
 	r.mapping = m
 	r.states = m.notes(r.cl.BaseURL, accountOf(r.env, r.cl))
+	r.legacy = loadLegacy(r.env, r.cl.BaseURL)
 	r.listed, r.all = map[string]wire.NoteListItem{}, nil
 	for page, err := range r.cl.Pages(ctx, 100) {
 		if err != nil {
@@ -165,6 +167,11 @@ func (r *run) previous(p *prepared) (*publishedFile, string) {
 	}
 	if n, ok := r.listed[note.MatchKey(p.path)]; ok {
 		return &publishedFile{Cuid: n.Cuid, URL: n.URL, ETag: n.ETag}, "updated"
+	}
+	if old := r.legacy[p.file]; old != nil {
+		// Published by an older client, by file: its hashes of title and path are unknown,
+		// so both are sent.
+		return old, "updated"
 	}
 	return nil, "published"
 }

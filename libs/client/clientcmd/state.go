@@ -39,9 +39,27 @@ type mapping struct {
 	Servers map[string]map[string]map[string]*publishedFile `json:"servers"`
 }
 
-// mappingName is the mapping's file in the client's folder. (published.json, by absolute
-// file path, was the mapping before notes had vault paths; it is no longer read.)
+// mappingName is the mapping's file in the client's folder.
 const mappingName = "publications.json"
+
+// legacyName is the mapping of the client before notes had vault paths: server →
+// absolute file path → state. A note found there and not in the mapping updates that
+// publication (and gives it its path) instead of publishing a second copy.
+const legacyName = "published.json"
+
+type legacyMapping struct {
+	Servers map[string]map[string]*publishedFile `json:"servers"`
+}
+
+// loadLegacy reads the old mapping of one server; nil when there is none or it cannot be
+// read (it is only a hint).
+func loadLegacy(env cli.Env, server string) map[string]*publishedFile {
+	var l legacyMapping
+	if readPrivate(env.Getenv, legacyName, &l) != nil {
+		return nil
+	}
+	return l.Servers[server]
+}
 
 // loadMapping reads the mapping; a missing file is an empty one.
 func loadMapping(env cli.Env) (*mapping, error) {
