@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"net/url"
 	"path"
 	"regexp"
@@ -121,26 +120,32 @@ func (noteLinks) Transform(doc *ast.Document, reader text.Reader, pc parser.Cont
 }
 
 // imageSize gives img the size written at the end of its alt text, `![alt|300](x.png)`
-// or `![alt|300x200](x.png)`, as Obsidian does, and takes it out of the alt text.
+// or `![alt|300x200](x.png)`, or as the whole of it, `![300](x.png)`, as Obsidian does,
+// and takes it out of the alt text.
 func imageSize(img *ast.Image, source []byte) {
 	t, ok := img.LastChild().(*ast.Text)
 	if !ok {
 		return
 	}
-	v := t.Segment.Value(source)
-	i := bytes.LastIndexByte(v, '|')
-	if i < 0 {
-		return
-	}
-	w, h := parseSize(strings.TrimSpace(string(v[i+1:])))
+	keep, w, h := cutSize(string(t.Segment.Value(source)))
 	if w == 0 {
 		return
 	}
-	t.Segment = t.Segment.WithStop(t.Segment.Start + len(util.TrimRightSpace(v[:i])))
+	t.Segment = t.Segment.WithStop(t.Segment.Start + keep)
 	img.SetAttributeString("width", []byte(strconv.Itoa(w)))
 	if h > 0 {
 		img.SetAttributeString("height", []byte(strconv.Itoa(h)))
 	}
+}
+
+// cutSize reads the size at the end of an image's alt text, after its last "|" or as
+// the whole of it: keep is the length of the alt text before it; w is 0 for none.
+func cutSize(alt string) (keep, w, h int) {
+	i := strings.LastIndexByte(alt, '|')
+	if w, h = parseSize(strings.TrimSpace(alt[i+1:])); w == 0 {
+		return len(alt), 0, 0
+	}
+	return len(strings.TrimRight(alt[:max(i, 0)], " \t")), w, h
 }
 
 // localAnchors resolves the fragments of links within a note, each distinct one once and

@@ -89,9 +89,9 @@ func TestLinksWithinTheNoteResolveInTheRender(t *testing.T) {
 }
 
 func TestImageSizes(t *testing.T) {
-	html := string(markdown(t, "![A plot|300](a.png) ![|40x30](b.png) ![a|b](c.png) ![x|0](d.png)\n").HTML)
+	html := string(markdown(t, "![A plot|300](a.png) ![|40x30](b.png) ![a|b](c.png) ![x|0](d.png) ![250](e.png)\n").HTML)
 	for _, want := range []string{
-		`<img src="a.png" alt="A plot" width="300">`, `<img src="b.png" alt="" width="40" height="30">`,
+		`<img src="a.png" alt="A plot" width="300">`, `<img src="b.png" alt="" width="40" height="30">`, `<img src="e.png" alt="" width="250">`,
 		`<img src="c.png" alt="a|b">`, `<img src="d.png" alt="x|0">`,
 	} {
 		if !strings.Contains(html, want) {

@@ -175,10 +175,10 @@ func blockAnchor(id string) string { return IDPrefix + "^" + id }
 //     one of the same or a higher level.
 //
 // A heading's text matches a part of the fragment as Obsidian matches them: both are
-// read with "#", "|", "^", ":", "%", "[" and "]" as spaces (characters a link cannot
-// carry, which Obsidian leaves out of the links it writes), their white space trimmed
-// and each run of it as one space, and compared case-insensitively (Unicode simple case
-// folding). ok is false when nothing matches; a link should then lead to the page
+// read with ASCII punctuation but "-", "_" and "'" as spaces (headingPunctuation: a link
+// cannot carry some of it, and Obsidian leaves it out of the links it writes), their
+// white space trimmed and each run of it as one space, and compared case-insensitively
+// (Unicode simple case folding): "Q: why?" and "`f()`" match the links "#Q why" and "#f". ok is false when nothing matches; a link should then lead to the page
 // itself. A call compares one string per heading (Heading.Key).
 func (o Outline) Anchor(fragment string) (anchor string, ok bool) {
 	if id, isBlock := strings.CutPrefix(strings.TrimSpace(fragment), "^"); isBlock {
@@ -216,10 +216,14 @@ func (o Outline) Anchor(fragment string) (anchor string, ok bool) {
 	return o.Headings[found].Anchor, true
 }
 
+// headingPunctuation is what Obsidian reads as white space when it matches a link's
+// fragment to a heading: ASCII punctuation but "-", "_" and "'".
+const headingPunctuation = "!\"#$%&()*+,./:;<=>?@[\\]^`{|}~"
+
 // matchKey is s as Anchor compares it, before case folding.
 func matchKey(s string) string {
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune("#|^:%[]", r)
+		return unicode.IsSpace(r) || strings.ContainsRune(headingPunctuation, r)
 	}), " ")
 }
 

@@ -38,7 +38,7 @@ func TestOutlineAnchorFindsHeadingsAndBlocks(t *testing.T) {
 	src := "# Intro\n\n## Setup\n\n### Details\n\n# Usage\n\n## Details\n\nText ^para-1\n\n## Q: why? [x]\n"
 	o := markdown(t, src).Outline
 	want := []render.Heading{{1, "Intro", "n-intro", "intro"}, {2, "Setup", "n-setup", "setup"}, {3, "Details", "n-details", "details"},
-		{1, "Usage", "n-usage", "usage"}, {2, "Details", "n-details-1", "details"}, {2, "Q: why? [x]", "n-q-why-x", "q why? x"}}
+		{1, "Usage", "n-usage", "usage"}, {2, "Details", "n-details-1", "details"}, {2, "Q: why? [x]", "n-q-why-x", "q why x"}}
 	if !reflect.DeepEqual(o.Headings, want) || !reflect.DeepEqual(o.Blocks, []string{"para-1"}) {
 		t.Fatalf("outline %+v", o)
 	}
@@ -52,6 +52,7 @@ func TestOutlineAnchorFindsHeadingsAndBlocks(t *testing.T) {
 		"^para-1":             "n-^para-1",
 		"Setup#Usage":         "",
 		"Missing":             "",
+		"Q why x":             "n-q-why-x",
 		"SETUP#DETAİLS":       "",
 		"ſetup":               "n-setup",
 		"^PARA-1":             "",
@@ -80,6 +81,7 @@ func TestBlockIDs(t *testing.T) {
 		{"a table, after a blank line", "| a |\n|---|\n| c |\n\n^t2\n", "<table id=\"n-^t2\">"},
 		{"a heading keeps its anchor, the marker after it is text", "# H\n^x\n", "<p>^x</p>"},
 		{"a caret inside a word is text", "2^10 and a^b\n", "<p>2^10 and a^b</p>"},
+		{"right after an embed", "![[x.png]]^img\n", `<p id="n-^img">`},
 		{"an id repeated names the first block only", "a ^d\n\nb ^d\n", "<p id=\"n-^d\">a</p>\n<p>b</p>"},
 	}
 	for _, tt := range tests {

@@ -71,7 +71,10 @@ import (
 // 5: Obsidian's heading anchors (every script) and block ids, all ids prefixed (IDPrefix),
 // note links as written (Markdown links to .md files too), same-note links resolved,
 // image sizes.
-const Version = 5
+// 6: fragments match headings with ASCII punctuation read as space (the outline's keys),
+// block ids right after an embed, images sized by an alt text that is a size, and a "]"
+// that makes no link keeps the text after it.
+const Version = 6
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
 type Fallback struct {
