@@ -13,7 +13,7 @@ import (
 // Obsidian's block ids. A block whose last line ends in " ^id" (id: ASCII letters,
 // digits and "-"; right after a wikilink or embed the space may be left out, as in
 // "![[x.png]]^id"), or that is followed by a line holding only "^id", gets the id
-// IDPrefix+"^"+id in the page, and the marker is not shown:
+// "^"+id in the page, and the marker is not shown:
 //
 //   - a paragraph gets it, unless it is in a list item (the item gets it) or it ends a
 //     quote or callout (the quote or callout gets it);

@@ -2,7 +2,6 @@ package render
 
 import (
 	"net/url"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -167,16 +166,18 @@ func (a *localAnchors) anchor(fragment string) string {
 // scheme matches the scheme of an absolute URL, and a network path.
 var scheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*:|//)`)
 
-// markdownNoteLink reads a Markdown link's destination as a link to a note: a relative
-// URL whose path ends in ".md" (any case), or "#fragment" alone (a link within the
-// note). target and fragment are percent-decoded (as written when that fails).
+// markdownNoteLink reads a Markdown link's destination as a link to a note, as Obsidian
+// does: a relative URL whose path names no attachment (it ends in ".md", or has no
+// extension of a file Obsidian shows: `[x](Folder/Note)` is a note too), or "#fragment"
+// alone (a link within the note). target and fragment are percent-decoded (as written
+// when that fails).
 func markdownNoteLink(destination []byte) (target, fragment string, ok bool) {
 	dest := unescapeDestination(destination)
 	if scheme.MatchString(dest) {
 		return "", "", false
 	}
 	p, f, hasFragment := strings.Cut(dest, "#")
-	if p != "" && !strings.EqualFold(path.Ext(p), ".md") || p == "" && !hasFragment {
+	if p != "" && IsAttachment(unescape(p)) || p == "" && !hasFragment {
 		return "", "", false
 	}
 	return strings.TrimSpace(unescape(p)), strings.TrimSpace(unescape(f)), true

@@ -25,10 +25,11 @@ func (outlines) Extend(m goldmark.Markdown) {
 	)
 }
 
-// IDPrefix starts every id of a note's HTML: its headings' anchors, its block ids and its
-// footnotes'. The page around a note, and the notes embedded in it, use ids that do not
-// start with it, so that no heading or block of a note can take an id of the page, and a
-// link into a note always lands in that note.
+// IDPrefix starts the ids of a note's headings and footnotes. The page around a note, and
+// the notes embedded in it, use ids that do not start with it, so that no heading of a
+// note can take an id of the page, and a link into a note always lands in that note. A
+// block's id is "^" and its own id, as Obsidian links to it (#^id): no id of the page
+// starts with "^".
 const IDPrefix = "n-"
 
 // Outline is what links into a note need of it: its headings and block ids, in document
@@ -163,7 +164,7 @@ func outlineOf(pc parser.Context) *Outline {
 }
 
 // blockAnchor is the id in the page of the block with id.
-func blockAnchor(id string) string { return IDPrefix + "^" + id }
+func blockAnchor(id string) string { return "^" + id }
 
 // Anchor is the id in the page of what fragment names in the note, as a link writes it
 // after the note's name and a "#":
