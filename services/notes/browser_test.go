@@ -212,7 +212,7 @@ func checkObsidianConstructs(t *testing.T, ctx context.Context, pageURL, linkedU
 	// the page's builder resolves fragments (render.Outline.Anchor); links within the note
 	// lead to their anchors. The Markdown link names a path no publication has.
 	wantLinks := []any{linkedURL + " Linked note", linkedURL + " the same note under another name", linkedURL + " Linked note > Details",
-		pageURL + "#n-callouts Callouts", pageURL + "#n-%5Equote the quote"}
+		pageURL + "#n-callouts Callouts", pageURL + "#%5Equote the quote"}
 	if state["math"] != 4.0 || state["inlineMath"] != 2.0 || state["displayMath"] != 2.0 || state["mathShown"] != true || state["mathWide"] != true ||
 		state["mark"] != "Highlighted words|a highlight|open" || state["tags"] != "#tags #nested/tags" || state["icons"] != true ||
 		state["folded"] != false || state["unfolded"] != true || state["titleMarkdown"] != "foldable" || state["hiddenShown"] != false ||

@@ -152,8 +152,8 @@ func TestARetitleIsOneMessageAndEveryLinkingPageFollows(t *testing.T) {
 		t.Fatal(err)
 	}
 	// With their rows of the link index, as the first has them.
-	if err := gdb.Exec(`INSERT INTO note_names (publication_cuid, account_cuid, kind, key)
-		SELECT p.cuid, n.account_cuid, n.kind, n.key FROM publications p JOIN note_names n ON n.publication_cuid = ?
+	if err := gdb.Exec(`INSERT INTO note_names (publication_cuid, account_cuid, kind, key, path, created_ms, expires_at)
+		SELECT p.cuid, n.account_cuid, n.kind, n.key, n.path, n.created_ms, n.expires_at FROM publications p JOIN note_names n ON n.publication_cuid = ?
 		WHERE p.title = 'Linker' AND p.cuid <> ?`, first, first).Error; err != nil {
 		t.Fatal(err)
 	}
