@@ -154,7 +154,7 @@ var Variables = []Setting{
 		},
 		show: func(c Config) slog.Value { return slog.BoolValue(c.Pprof) }},
 	{Name: "SHARE_IMAGE_QUOTA_BYTES", Key: "image_quota_bytes", Default: "1000000000",
-		Meaning: "image storage per account (SPEC: 1 GB); lower only for tests or small installs",
+		Meaning: "image storage per account (1 GB, the API's limit); lower only for tests or small installs",
 		parse:   number(func(c *Config) *int64 { return &c.ImageQuotaBytes }, 0, math.MaxInt64, "a number of bytes"),
 		show:    func(c Config) slog.Value { return slog.Int64Value(c.ImageQuotaBytes) }},
 	{Name: "SHARE_REAP_INTERVAL", Key: "reap_interval", DefaultDoc: "`10m` on SQLite, `0` on Postgres",
