@@ -1,5 +1,6 @@
 // Package docs_test checks the documentation: README.md and docs/*.md link only to files of
-// this repository that exist, and to headings those files have.
+// this repository that exist, and to headings those files have; and the Go code cites only
+// documents and sections that exist.
 package docs_test
 
 import (
@@ -22,6 +23,10 @@ var (
 	link    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	heading = regexp.MustCompile(`(?m)^#{1,6} +(.+?) *#*$`)
 	scheme  = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*:`)
+	// continued joins a comment's lines, so that a citation broken over two lines is one;
+	// citation is a document of docs/, optionally with a section: docs/api.md "Publish".
+	continued = regexp.MustCompile(`\s*\n\s*//\s*`)
+	citation  = regexp.MustCompile(`docs/([a-z0-9-]+\.md)(?: "([^"\n]+)")?`)
 )
 
 // TestLinksResolveInsideTheRepository fails on a relative link whose file does not exist,
@@ -90,20 +95,66 @@ func anchors(t *testing.T, file string) map[string]bool {
 	}
 	out := map[string]bool{}
 	for _, m := range heading.FindAllStringSubmatch(fence.ReplaceAllString(string(b), ""), -1) {
-		var slug strings.Builder
-		for _, r := range strings.ToLower(m[1]) {
-			switch {
-			case r == ' ':
-				slug.WriteRune('-')
-			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
-				slug.WriteRune(r)
-			}
-		}
-		a := slug.String()
+		s := slug(m[1])
+		a := s
 		for i := 1; out[a]; i++ {
-			a = slug.String() + "-" + strconv.Itoa(i)
+			a = s + "-" + strconv.Itoa(i)
 		}
 		out[a] = true
 	}
 	return out
+}
+
+// slug is the anchor GitHub gives a heading's text (before numbering repeats).
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// TestCitationsInTheCodeExist fails on a Go file that cites a document of docs/ that does
+// not exist, or a section (docs/api.md "Publish") that the document has no heading for.
+func TestCitationsInTheCodeExist(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, dir := range []string{"libs", "services", "charts"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(root, path)
+			for _, m := range citation.FindAllStringSubmatch(continued.ReplaceAllString(string(b), " "), -1) {
+				checked++
+				doc := filepath.Join(root, "docs", m[1])
+				if _, err := os.Stat(doc); err != nil {
+					t.Errorf("%s cites docs/%s, which does not exist", rel, m[1])
+					continue
+				}
+				if m[2] != "" && !anchors(t, doc)[slug(m[2])] {
+					t.Errorf("%s cites docs/%s %q, which has no such heading", rel, m[1], m[2])
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("found no citations at all: the citation pattern is broken")
+	}
 }
