@@ -404,21 +404,39 @@ func chartLifecycle(t *testing.T, cp *controlPlane, w *warningLog, sum *tally, f
 		if n := len(deps.Items) + len(svcs.Items); n > 0 {
 			return "", fmt.Errorf("%d Deployments and Services of the release remain", n)
 		}
-		pods, err := cp.Client.CoreV1().Pods(ns).List(ctx, sel)
-		if err != nil {
-			return "", err
-		}
-		var left []string
-		for _, p := range pods.Items {
-			if p.Annotations["helm.sh/hook"] == "" {
-				return "", fmt.Errorf("pod %s of the release remains", p.Name)
+		// The pods go after their ReplicaSets, by the garbage collector's background
+		// cascade, which helm's wait does not wait for.
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			left, remains, err := podsLeft(ctx, cp, ns, sel)
+			if err != nil {
+				return "", err
 			}
-			left = append(left, p.Name)
+			if remains == "" {
+				return fmt.Sprintf("nothing of the release remains but hooks (by design): %v", left), nil
+			}
+			if time.Now().After(deadline) {
+				return "", fmt.Errorf("pod %s of the release remains 30 s after the uninstall", remains)
+			}
 		}
-		return fmt.Sprintf("nothing of the release remains but hooks (by design): %v", left), nil
 	}) {
 		sum.passed++
 	}
+}
+
+// podsLeft lists the pods of a release: the hooks' names, and the name of one other
+// pod ("" when none remains).
+func podsLeft(ctx context.Context, cp *controlPlane, ns string, sel metav1.ListOptions) (hooks []string, remains string, err error) {
+	pods, err := cp.Client.CoreV1().Pods(ns).List(ctx, sel)
+	if err != nil {
+		return nil, "", err
+	}
+	for _, p := range pods.Items {
+		if p.Annotations["helm.sh/hook"] == "" {
+			return nil, p.Name, nil
+		}
+		hooks = append(hooks, p.Name)
+	}
+	return hooks, "", nil
 }
 
 // kustomizeDryRun applies k8s/ on the server as a dry run, after creating its Namespace

@@ -26,6 +26,7 @@ import (
 	"github.com/sharenote/sharenote/libs/client"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/libs/wire"
 	"helm.sh/helm/v3/pkg/action"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -314,7 +315,7 @@ func (a *kubeletAPI) publish(t *testing.T, token, what string) (string, string) 
 	t.Helper()
 	title := fmt.Sprintf("%s %d (%s)", what, a.n.Add(1), a.mode)
 	created, err := a.api(t, routes.PublishCreate, token).Publish(context.Background(),
-		client.PublishRequest{Title: &title, Content: "# Hello\n\nFrom a pod on a real kubelet.\n"})
+		wire.PublishRequest{Title: &title, Content: "# Hello\n\nFrom a pod on a real kubelet.\n"}, nil)
 	if err != nil || created.Cuid == "" {
 		t.Fatalf("publish: %+v, %v", created, err)
 	}

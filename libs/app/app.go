@@ -1,14 +1,15 @@
 // Package app assembles sharenote processes. A process serves some targets of the routes
-// table (modules) on one router over shared dependencies: each Deployment runs the one
+// table on one router over shared dependencies: each Deployment runs the one
 // binary with one target, the all-in-one runs them all, and the dependencies (Postgres or
 // SQLite, Redis or the in-process limiter) are chosen by configuration, never by forking
 // code.
 //
-// app.go assembles a process (New) from its dependencies and modules; serve.go serves it
+// app.go assembles a process (New) from its dependencies and targets; serve.go serves it
 // and shuts it down in order (Serve, Run) and runs its jobs; ready.go answers /readyz and
-// checks the shared dependencies; router.go mounts the modules' routes. cli.go,
-// configcmd.go, migrate.go and reap.go are the binary's commands, and render.go the
-// renderer the notes are built with.
+// checks the shared dependencies; router.go mounts the targets' routes. program.go is the
+// binary's command line (on libs/cli) with serve, routes and version; configcmd.go,
+// migrate.go and reap.go are the operator's other commands, stores.go opens the database
+// for them, and render.go is the renderer the notes are built with.
 package app
 
 import (
@@ -47,7 +48,7 @@ import (
 	"github.com/sharenote/sharenote/libs/telemetry"
 )
 
-// Deps are the shared resources every module is built from.
+// Deps are the shared resources every target is built from.
 type Deps struct {
 	Config   config.Config
 	Log      *slog.Logger
@@ -65,33 +66,41 @@ type Deps struct {
 // Handlers attach a target's handlers to its rows of the routes table.
 type Handlers map[*routes.Route]gin.HandlerFunc
 
-// Service is what a module contributes to a process: a handler for every route of its
-// target, and the periodic jobs it runs while the process serves.
-type Service struct {
+// Parts are what a target adds to a process: a handler for every route of the target, and
+// the periodic jobs it runs while the process serves.
+type Parts struct {
 	Handlers Handlers
 	Jobs     []Job
 }
 
-// Job is work a service repeats every Every while the process serves.
+// Job is work a target repeats every Every while the process serves.
 type Job struct {
 	Name  string
 	Every time.Duration
 	Run   func(context.Context) error
 }
 
-// Module is one target of the routes table: its name (one of routes.Targets) and how it
-// is built from the shared dependencies.
-type Module struct {
+// Target is one target of the routes table, the unit that `serve --target` names and a
+// Deployment runs: its name (one of routes.Targets) and how its parts are built from the
+// shared dependencies.
+type Target struct {
 	Name string
-	New  func(Deps) (Service, error)
+	New  func(Deps) (Parts, error)
 }
+
+// Module and Service are the former names of Target and Parts, left for services/notes
+// until it follows the rename (it is being changed on another branch).
+type (
+	Module  = Target
+	Service = Parts
+)
 
 // Options describe a process.
 type Options struct {
 	// Process names the process in logs and traces ("sharenote", "sharenote-notes", …).
 	Process string
-	// Modules are the targets this process serves; the routes of the others answer 404.
-	Modules []Module
+	// Targets are the targets this process serves; the routes of the others answer 404.
+	Targets []Target
 	Getenv  func(string) string
 	// Logs receives the JSON log lines (stderr in production).
 	Logs io.Writer
@@ -121,7 +130,7 @@ type App struct {
 	closers      []func(context.Context) error
 }
 
-// New connects the dependencies the configuration names and builds the modules' router.
+// New connects the dependencies the configuration names and builds the targets' router.
 // On the embedded default (SQLite) it applies pending migrations; on Postgres it refuses to
 // start on an outdated schema, because migrations there are the operator's job.
 func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err error) {
@@ -161,12 +170,12 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	if cfg.ReapInterval > 0 {
 		a.jobs = append(a.jobs, reapJob(a.deps, notes, accounts))
 	}
-	services, err := a.buildModules(opts.Modules)
+	parts, err := a.buildTargets(opts.Targets)
 	if err != nil {
 		return nil, err
 	}
 	a.uploads = httpx.NewUploads(cfg.MaxUploads, cfg.UploadWait, reg)
-	if a.engine, err = newRouter(a.deps, lim, sessions, a.uploads, opts.Process, services); err != nil {
+	if a.engine, err = newRouter(a.deps, lim, sessions, a.uploads, opts.Process, parts); err != nil {
 		return nil, err
 	}
 	a.registerDependencyUp(reg)
@@ -223,19 +232,19 @@ func (a *App) newLimiters(cfg config.Config, now func() time.Time, log *slog.Log
 	return limiters{perIP: batched, exact: ratelimit.NewFailOpen(ratelimit.NewRedis(a.rdb, cfg.RedisKeyPrefix), log, reg)}
 }
 
-// buildModules builds each module from the dependencies, keyed by target name, and
-// gathers their jobs.
-func (a *App) buildModules(modules []Module) (map[string]Service, error) {
-	services := make(map[string]Service, len(modules))
-	for _, m := range modules {
+// buildTargets builds each target's parts from the dependencies, keyed by target name,
+// and gathers their jobs.
+func (a *App) buildTargets(targets []Target) (map[string]Parts, error) {
+	parts := make(map[string]Parts, len(targets))
+	for _, m := range targets {
 		s, err := m.New(a.deps)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", m.Name, err)
 		}
-		services[m.Name] = s
+		parts[m.Name] = s
 		a.jobs = append(a.jobs, s.Jobs...)
 	}
-	return services, nil
+	return parts, nil
 }
 
 // OpenDB opens the database and makes sure its schema is current: migrated in place on
@@ -257,21 +266,15 @@ func OpenDB(ctx context.Context, url string, tp trace.TracerProvider) (*gorm.DB,
 	return gdb, nil
 }
 
-// DB is the process's database, for tests and diagnostics; modules reach it only through
-// the domain's cores.
+// DB is the process's database, for tests; targets reach it only through the domain's
+// cores.
 func (a *App) DB() *gorm.DB { return a.db }
 
 // Blobs returns the process's object store, for tests that inspect what it keeps.
 func (a *App) Blobs() blob.Store { return a.blobs }
 
-// Deps returns the dependencies the modules were built from.
+// Deps returns the dependencies the targets were built from.
 func (a *App) Deps() Deps { return a.deps }
-
-// Handler is the public router.
-func (a *App) Handler() http.Handler { return a.engine }
-
-// AdminHandler serves /healthz, /readyz, /metrics and, with SHARE_PPROF=true, pprof.
-func (a *App) AdminHandler() http.Handler { return a.admin }
 
 // Close releases the dependencies in the reverse order of their start.
 func (a *App) Close(ctx context.Context) error {

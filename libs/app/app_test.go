@@ -19,6 +19,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/routes"
@@ -29,14 +30,14 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 // notesTarget is the notes target with handlers that answer 501 Not Implemented,
 // except those in handlers, and with jobs.
-func notesTarget(handlers app.Handlers, jobs ...app.Job) app.Module {
-	return app.Module{Name: routes.Notes, New: func(app.Deps) (app.Service, error) {
+func notesTarget(handlers app.Handlers, jobs ...app.Job) app.Target {
+	return app.Target{Name: routes.Notes, New: func(app.Deps) (app.Parts, error) {
 		all := app.Handlers{}
 		for _, r := range routes.ForTarget(routes.Notes) {
 			all[r] = func(c *gin.Context) { c.Status(http.StatusNotImplemented) }
 		}
 		maps.Copy(all, handlers)
-		return app.Service{Handlers: all, Jobs: jobs}, nil
+		return app.Parts{Handlers: all, Jobs: jobs}, nil
 	}}
 }
 
@@ -47,7 +48,7 @@ var panicking = notesTarget(app.Handlers{
 
 func TestPanickingHandlerIs500WithNothingInternal(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+		s := testkit.StartServer(t, b, []app.Target{panicking}, noDrain)
 		resp := s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/abc"}).Expect(t, http.StatusInternalServerError, "internal_error")
 		for _, leak := range []string{"hunter2", "panic", "goroutine", ".go:"} {
 			if strings.Contains(string(resp.Body), leak) {
@@ -70,14 +71,14 @@ func TestEveryRouteOfATargetHasItsHandlerAndNoOther(t *testing.T) {
 	}
 	missing := notesTarget(nil)
 	inner := missing.New
-	missing.New = func(d app.Deps) (app.Service, error) {
+	missing.New = func(d app.Deps) (app.Parts, error) {
 		s, err := inner(d)
 		delete(s.Handlers, routes.NoteVersions)
 		return s, err
 	}
 	for _, tc := range []struct {
 		name   string
-		module app.Module
+		target app.Target
 		want   string
 	}{
 		{"a handler for another target's route", notesTarget(app.Handlers{routes.ImageRead: func(*gin.Context) {}}),
@@ -85,7 +86,7 @@ func TestEveryRouteOfATargetHasItsHandlerAndNoOther(t *testing.T) {
 		{"a route without a handler", missing, "target notes has no handler for its route GET /api/notes/:cuid/versions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := app.New(context.Background(), cfg, app.Options{Process: "test", Modules: []app.Module{tc.module},
+			_, err := app.New(context.Background(), cfg, app.Options{Process: "test", Targets: []app.Target{tc.target},
 				Getenv: func(string) string { return "" }, Logs: &testkit.SyncBuffer{}})
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("New = %v, want %q", err, tc.want)
@@ -141,7 +142,7 @@ func dependencyUp(t *testing.T, s *testkit.Server, dependency string) string {
 
 func TestReadyzReportsEachDependency(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+		s := testkit.StartServer(t, b, []app.Target{panicking}, noDrain)
 		status, rd := readiness(t, s)
 		wantRedis, wantRedisUp := "up", "1"
 		if b.RedisURL == "" {
@@ -171,7 +172,7 @@ func TestRedisDownFailsOpenAndStaysReady(t *testing.T) {
 	dead := "redis://" + ln.Addr().String() + "/0"
 	_ = ln.Close() // Nothing listens there any more.
 	b.RedisURL = dead
-	s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+	s := testkit.StartServer(t, b, []app.Target{panicking}, noDrain)
 	for range 3 {
 		s.Do(t, testkit.Request{Method: "GET", Path: "/nowhere"}).Expect(t, http.StatusNotFound, "not_found")
 	}
@@ -199,7 +200,7 @@ func TestRedisDownFailsOpenAndStaysReady(t *testing.T) {
 
 func TestObjectStoreDownStaysReadyAndNamesIt(t *testing.T) {
 	minio := testkit.StartMinIO(t)
-	s := testkit.StartServer(t, minio.Backend(t), []app.Module{panicking}, noDrain)
+	s := testkit.StartServer(t, minio.Backend(t), []app.Target{panicking}, noDrain)
 	minio.Stop()
 	status, rd := readiness(t, s)
 	if status != http.StatusOK || rd.Status != "ready" || rd.Checks["object_store"] != "down" || rd.Checks["database"] != "up" {
@@ -216,7 +217,7 @@ func TestObjectStoreDownStaysReadyAndNamesIt(t *testing.T) {
 
 func TestDatabaseDownStaysReadyAndNamesIt(t *testing.T) {
 	b := testkit.PostgresBackend(t)
-	s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+	s := testkit.StartServer(t, b, []app.Target{panicking}, noDrain)
 	if status, rd := readiness(t, s); status != http.StatusOK || rd.Checks["database"] != "up" {
 		t.Fatalf("/readyz = %d %+v before the outage, want 200 with the database up", status, rd)
 	}
@@ -253,11 +254,11 @@ func TestDatabaseDownStaysReadyAndNamesIt(t *testing.T) {
 
 func TestPprofOnlyWithSharePprof(t *testing.T) {
 	b := testkit.SQLiteBackend(t)
-	off := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+	off := testkit.StartServer(t, b, []app.Target{panicking}, noDrain)
 	if r := off.Admin(t, "/debug/pprof/"); r.Status != http.StatusNotFound {
 		t.Errorf("/debug/pprof/ = %d by default, want 404", r.Status)
 	}
-	on := testkit.StartServer(t, b, []app.Module{panicking}, noDrain, testkit.WithEnv("SHARE_PPROF", "true"))
+	on := testkit.StartServer(t, b, []app.Target{panicking}, noDrain, testkit.WithEnv("SHARE_PPROF", "true"))
 	if r := on.Admin(t, "/debug/pprof/"); r.Status != http.StatusOK {
 		t.Errorf("/debug/pprof/ = %d with SHARE_PPROF=true, want 200", r.Status)
 	}
@@ -272,7 +273,7 @@ type blocking struct {
 	jobStopped, jobFinished atomic.Bool
 }
 
-func (b *blocking) module() app.Module {
+func (b *blocking) target() app.Target {
 	return notesTarget(app.Handlers{routes.NoteRead: func(c *gin.Context) {
 		if c.Param("cuid") == "slow" {
 			close(b.entered)
@@ -302,7 +303,7 @@ func TestShutdownDrainsInFlightRequestsAndStopsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	mod := &blocking{entered: make(chan struct{}), release: make(chan struct{}), jobRunning: make(chan struct{})}
-	a, err := app.New(context.Background(), cfg, app.Options{Process: "test", Modules: []app.Module{mod.module()},
+	a, err := app.New(context.Background(), cfg, app.Options{Process: "test", Targets: []app.Target{mod.target()},
 		Getenv: func(string) string { return "" }, Logs: &testkit.SyncBuffer{}})
 	if err != nil {
 		t.Fatal(err)
@@ -427,7 +428,7 @@ func TestMigrateCommandPreparesAnEmptyDatabase(t *testing.T) {
 				out.Reset()
 				errOut.Reset()
 				return app.Program{Name: "sharenote"}.Main(context.Background(),
-					app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
+					cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
 			}
 			if code := run("migrate"); code != 0 || !strings.Contains(out.String(), `"migrated"`) {
 				t.Fatalf("migrate: exit %d, %q %q", code, out.String(), errOut.String())
@@ -436,7 +437,7 @@ func TestMigrateCommandPreparesAnEmptyDatabase(t *testing.T) {
 				t.Fatalf("a second migrate: exit %d, %q", code, errOut.String())
 			}
 			b := testkit.Backend{Name: name, DatabaseURL: url}
-			s := testkit.StartServer(t, b, []app.Module{panicking}, noDrain)
+			s := testkit.StartServer(t, b, []app.Target{panicking}, noDrain)
 			if r := s.Admin(t, "/readyz"); r.Status != http.StatusOK {
 				t.Errorf("a server on the migrated database is not ready: %d", r.Status)
 			}

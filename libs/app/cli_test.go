@@ -10,16 +10,17 @@ import (
 	"time"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 )
 
 // helpEnv is an environment whose database would be created under a data directory
 // that does not exist yet, and whose listeners take any free port, so that a command that
 // ran instead of answering help would be seen (and not collide with another test).
-func helpEnv(t *testing.T) (app.Env, *strings.Builder, *strings.Builder, string) {
+func helpEnv(t *testing.T) (cli.Env, *strings.Builder, *strings.Builder, string) {
 	dataDir := filepath.Join(t.TempDir(), "data")
 	vars := map[string]string{"SHARE_DATA_DIR": dataDir, "SHARE_ADDR": "127.0.0.1:0", "SHARE_ADMIN_ADDR": "127.0.0.1:0"}
 	var out, errOut strings.Builder
-	return app.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}, &out, &errOut, dataDir
+	return cli.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}, &out, &errOut, dataDir
 }
 
 // TestHelpChangesNothing asks every command of a program for help, in every spelling the
@@ -27,10 +28,10 @@ func helpEnv(t *testing.T) (app.Env, *strings.Builder, *strings.Builder, string)
 // running, so neither the SQLite file nor its folder comes to exist.
 func TestHelpChangesNothing(t *testing.T) {
 	ran := false
-	custom := app.Command{Name: "custom", Summary: "a command that must not run for --help", Usage: "[--level N]",
+	custom := cli.Command{Name: "custom", Summary: "a command that must not run for --help", Usage: "[--level N]",
 		Flags: func(fs *flag.FlagSet) { fs.Int("level", 1, "how far to go") },
-		Run:   func(context.Context, app.Env, []string) error { ran = true; return nil }}
-	p := app.Program{Name: "sharenote", Commands: []app.Command{custom}}
+		Run:   func(context.Context, cli.Env, []string) error { ran = true; return nil }}
+	p := app.Program{Name: "sharenote", Commands: []cli.Command{custom}}
 	var cases [][]string
 	for _, h := range []string{"--help", "-h", "-help", "--h"} {
 		cases = append(cases, []string{h})
@@ -60,14 +61,14 @@ func TestHelpChangesNothing(t *testing.T) {
 	}
 	t.Run("a command's help lists its flags", func(t *testing.T) {
 		env, out, _, _ := helpEnv(t)
-		if code := (app.Program{Name: "sharenote", Commands: []app.Command{custom}}).Main(context.Background(), env, []string{"custom", "-h"}); code != 0 ||
+		if code := (app.Program{Name: "sharenote", Commands: []cli.Command{custom}}).Main(context.Background(), env, []string{"custom", "-h"}); code != 0 ||
 			!strings.Contains(out.String(), "usage: sharenote custom [--level N]") || !strings.Contains(out.String(), "-level") {
 			t.Errorf("exit %d, help %q", code, out.String())
 		}
 	})
 	t.Run("help after -- is an argument", func(t *testing.T) {
 		env, _, _, _ := helpEnv(t)
-		if code := (app.Program{Name: "sharenote", Commands: []app.Command{custom}}).Main(context.Background(), env, []string{"custom", "--", "--help"}); code != 0 || !ran {
+		if code := (app.Program{Name: "sharenote", Commands: []cli.Command{custom}}).Main(context.Background(), env, []string{"custom", "--", "--help"}); code != 0 || !ran {
 			t.Errorf("exit %d, ran %v; want the command run with --help as its argument", code, ran)
 		}
 	})

@@ -6,12 +6,13 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 )
 
 // configCommand shows and checks the configuration a process would run with, without
 // opening anything (the loki -print-config-stderr and -verify-config of this binary).
-var configCommand = Command{
+var configCommand = cli.Command{
 	Name:    "config",
 	Summary: "print every setting with its value and source (secrets masked), or verify them all",
 	Usage:   "print\nverify",
@@ -19,12 +20,12 @@ var configCommand = Command{
 	Run:     runConfig,
 }
 
-func runConfig(_ context.Context, env Env, args []string) error {
+func runConfig(_ context.Context, env cli.Env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: config print|verify (see --help)", ErrUsage)
+		return fmt.Errorf("%w: config print|verify (see --help)", cli.ErrUsage)
 	}
 	sub, args := args[0], args[1:]
-	if err := noArgs(args); err != nil {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	values := config.Inspect(env.Getenv)
@@ -47,7 +48,7 @@ func runConfig(_ context.Context, env Env, args []string) error {
 		_, err := fmt.Fprintf(env.Stdout, "configuration OK: %d settings, %d from the environment\n", len(values), fromEnv)
 		return err
 	default:
-		return fmt.Errorf("%w: unknown config subcommand %q", ErrUsage, sub)
+		return fmt.Errorf("%w: unknown config subcommand %q", cli.ErrUsage, sub)
 	}
 }
 

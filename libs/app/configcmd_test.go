@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 )
 
@@ -14,7 +15,7 @@ import (
 func runConfig(t *testing.T, vars map[string]string, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errOut strings.Builder
-	env := app.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}
+	env := cli.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}
 	code = (app.Program{Name: "sharenote"}).Main(context.Background(), env, append([]string{"config"}, args...))
 	return code, out.String(), errOut.String()
 }

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/sharenote/sharenote/libs/blob/blobstore"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/logging"
@@ -22,8 +23,8 @@ const copyBatch = 100
 // copies the image bytes that releases before the object store kept in the database into
 // the store (notedb.CopyLegacyImages: idempotent and resumable), logging its progress, and
 // prints {"status":"migrated","images_copied","images_skipped","bytes_copied"}.
-func runMigrate(ctx context.Context, env Env, args []string) error {
-	if err := noArgs(args); err != nil {
+func runMigrate(ctx context.Context, env cli.Env, args []string) error {
+	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
 	cfg, err := config.Load(env.Getenv)

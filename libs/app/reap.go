@@ -9,10 +9,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/blob/blobstore"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/logging"
 	"github.com/sharenote/sharenote/libs/note"
@@ -26,7 +26,7 @@ import (
 // sessions; with --orphans it first sweeps the whole object store for objects no row
 // names. It prints {"images","bytes","batches","reservations","orphans","orphan_bytes",
 // "notes","versions","sessions"}.
-var reapCommand = Command{
+var reapCommand = cli.Command{
 	Name:    "reap",
 	Summary: "delete unpublished notes' images, then their text and versions after the retention, and expired sessions",
 	Usage:   "[flags]",
@@ -46,15 +46,15 @@ func (f *reapFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&f.orphans, "orphans", false, "also list the whole object store and delete objects older than an upload may take that no image row names")
 }
 
-func runReap(ctx context.Context, env Env, args []string) error {
+func runReap(ctx context.Context, env cli.Env, args []string) error {
 	fs := flag.NewFlagSet("reap", flag.ContinueOnError)
 	var f reapFlags
 	f.define(fs)
-	if err := ParseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if f.batch < 1 || f.maxBatches < 0 {
-		return fmt.Errorf("%w: --batch must be ≥ 1 and --max-batches ≥ 0", ErrUsage)
+		return fmt.Errorf("%w: --batch must be ≥ 1 and --max-batches ≥ 0", cli.ErrUsage)
 	}
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
@@ -65,15 +65,14 @@ func runReap(ctx context.Context, env Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("SHARE_BLOB_URL: %w", err)
 	}
-	return WithDB(ctx, env, func(gdb *gorm.DB) error {
-		notes := notedb.New(gdb, blobs)
+	return withStores(ctx, cfg, env.Stderr, blobs, func(s stores) error {
 		var r reaped
 		var err error
 		if f.orphans {
-			r.swept, err = notes.SweepOrphans(ctx, time.Now().Add(-note.UploadTimeout))
+			r.swept, err = s.notes.SweepOrphans(ctx, time.Now().Add(-note.UploadTimeout))
 		}
 		if err == nil {
-			err = r.reap(ctx, notes, accountdb.New(gdb), time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
+			err = r.reap(ctx, s.notes, s.accounts, time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
 		}
 		r.log(ctx, log, err)
 		if err != nil {
@@ -139,7 +138,8 @@ func (r reaped) log(ctx context.Context, log *slog.Logger, err error) {
 
 // reapJob is the in-process reaper of a serving process that SHARE_REAP_INTERVAL asks for
 // (the embedded default's stand-in for the CronJob), whatever targets it serves, exporting
-// what it deletes.
+// what it deletes. It logs a reap that deleted something and returns a failure, which the
+// process logs as the job's.
 func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job {
 	images := prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "sharenote_reaper_images_deleted_total", Help: "Images of unpublished notes deleted by the reaper."})
@@ -163,9 +163,9 @@ func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job
 		versions.Add(float64(r.notes.Versions))
 		orphans.Add(float64(r.expired.Objects))
 		orphanBytes.Add(float64(r.expired.Bytes))
-		if err != nil || r.deletedAny() {
-			r.log(ctx, d.Log, err)
+		if err == nil && r.deletedAny() {
+			r.log(ctx, d.Log, nil)
 		}
-		return nil
+		return err
 	}}
 }

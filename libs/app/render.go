@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/render"
@@ -25,8 +26,15 @@ func (Renderer) Render(ctx context.Context, tenant, markdown string) (note.Rende
 	if len(r.Links) > 0 {
 		out.Links = note.Links{Nonce: r.Nonce, List: make([]note.Link, len(r.Links))}
 		for i, l := range r.Links {
-			out.Links.List[i] = note.Link(l)
+			out.Links.List[i] = note.Link{Target: l.Target, Fragment: l.Fragment}
 		}
+	}
+	if len(r.Outline.Headings) > 0 || len(r.Outline.Blocks) > 0 {
+		b, err := json.Marshal(r.Outline)
+		if err != nil {
+			return note.Rendered{}, err
+		}
+		out.Outline = string(b)
 	}
 	return out, nil
 }
@@ -38,9 +46,18 @@ var misses = map[render.Miss]note.Miss{render.MissNone: note.MissNone, render.Mi
 func (Renderer) ResolveLinks(html string, links note.Links, urls []string) string {
 	list := make([]render.Link, len(links.List))
 	for i, l := range links.List {
-		list[i] = render.Link(l)
+		list[i] = render.Link{Target: l.Target, Fragment: l.Fragment}
 	}
 	return render.ResolveLinks(html, links.Nonce, list, urls)
+}
+
+// Anchor implements note.Renderer: outline is a render's Outline as JSON.
+func (Renderer) Anchor(outline, fragment string) (string, bool) {
+	var o render.Outline
+	if outline == "" || json.Unmarshal([]byte(outline), &o) != nil {
+		return "", false
+	}
+	return o.Anchor(fragment)
 }
 
 // Version implements note.Renderer.

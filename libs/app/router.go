@@ -28,13 +28,13 @@ type limiters struct {
 	perIP, exact ratelimit.Limiter
 }
 
-// newRouter mounts the routes of the targets in services (keyed by target name), each with
+// newRouter mounts the routes of the targets in parts (keyed by target name), each with
 // the middleware its row names; a route of a target without a handler, or a handler for a
 // route of another target, is an error. The middleware order, outermost first: request id,
 // tracing, access log, metrics, error rendering, panic recovery, the per-IP limit on
 // everything; then per route: body limit (size and minimum transfer rate), the per-IP auth
 // limit, bearer auth, the per-account mutation limit, the upload cap, the handler.
-func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Uploads, process string, services map[string]Service) (*gin.Engine, error) {
+func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Uploads, process string, parts map[string]Parts) (*gin.Engine, error) {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
@@ -57,8 +57,8 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Upl
 
 	auth := authn.Middleware(sessions)
 	var mounted []routes.Route
-	for _, target := range slices.Sorted(maps.Keys(services)) {
-		s := services[target]
+	for _, target := range slices.Sorted(maps.Keys(parts)) {
+		s := parts[target]
 		for r := range s.Handlers {
 			if r.Target != target {
 				return nil, fmt.Errorf("target %s has a handler for %s %s, a route of %s", target, r.Method, r.Path, r.Target)
@@ -106,7 +106,8 @@ func chain(r *routes.Route, lim limiters, auth gin.HandlerFunc, uploads *httpx.U
 	case routes.Bearer:
 		hs = append(hs, auth)
 	case routes.Mutation:
-		hs = append(hs, auth, ratelimit.Middleware(lim.exact, ratelimit.Mutation, authn.AccountKey))
+		// The account's budget is sent on every answer after authentication (CONTRACT.md).
+		hs = append(hs, auth, ratelimit.Middleware(lim.exact, ratelimit.Mutation, authn.AccountKey, ratelimit.WithBudgetHeaders()))
 	case routes.Public:
 	}
 	if r.MaxBody > routes.SmallLimit {

@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // Client calls one server of the API. Its fields are read on every call and must not
@@ -69,9 +71,9 @@ func (e *Error) Error() string {
 
 // Login exchanges a license key and the instance (activation) id of a device for a
 // two-hour session token (POST /api/auth/publish). Put its Token in Client.Token.
-func (c *Client) Login(ctx context.Context, licenseKey, instanceID string) (*Token, error) {
-	var out Token
-	return &out, c.do(ctx, http.MethodPost, loginPath, nil, nil, TokenRequest{licenseKey, instanceID}, &out)
+func (c *Client) Login(ctx context.Context, licenseKey, instanceID string) (*wire.Token, error) {
+	var out wire.Token
+	return &out, c.do(ctx, http.MethodPost, loginPath, nil, nil, wire.TokenRequest{LicenseKey: licenseKey, InstanceID: instanceID}, &out)
 }
 
 // loginPath is the call whose body is a credential.
@@ -82,25 +84,25 @@ const loginPath = "/api/auth/publish"
 // It is never retried, since a repeated publish creates another publication; after an
 // error that is not an *Error (a dropped connection) the note may or may not have been
 // published.
-func (c *Client) Publish(ctx context.Context, p PublishRequest) (*PublishResponse, error) {
-	var out PublishResponse
-	if len(p.Images) == 0 {
+func (c *Client) Publish(ctx context.Context, p wire.PublishRequest, images []Image) (*wire.PublishResponse, error) {
+	var out wire.PublishResponse
+	if len(images) == 0 {
 		return &out, c.do(ctx, http.MethodPost, "/api/publish", nil, nil, p, &out)
 	}
-	return &out, c.sendMultipart(ctx, http.MethodPost, "/api/publish", nil, p, p.Images, &out)
+	return &out, c.sendMultipart(ctx, http.MethodPost, "/api/publish", nil, p, images, &out)
 }
 
 // Note reads a public note (GET /api/notes/:cuid); it needs no token.
-func (c *Client) Note(ctx context.Context, cuid string) (*PublicNote, error) {
-	var out PublicNote
+func (c *Client) Note(ctx context.Context, cuid string) (*wire.PublicNote, error) {
+	var out wire.PublicNote
 	return &out, c.do(ctx, http.MethodGet, notePath(cuid), nil, nil, nil, &out)
 }
 
 // Update changes the fields set in u (PATCH /api/notes/:cuid). With ifMatch (the ETag of an
 // earlier answer) the server refuses with 412 precondition_failed when the publication
 // has changed since; "" updates whatever state it is in.
-func (c *Client) Update(ctx context.Context, cuid string, u NoteUpdate, ifMatch string) (*OwnerNote, error) {
-	var out OwnerNote
+func (c *Client) Update(ctx context.Context, cuid string, u wire.NoteUpdate, ifMatch string) (*wire.OwnerNote, error) {
+	var out wire.OwnerNote
 	return &out, c.do(ctx, http.MethodPatch, notePath(cuid), nil, ifMatchHeader(ifMatch), u, &out)
 }
 
@@ -109,8 +111,8 @@ func (c *Client) Update(ctx context.Context, cuid string, u NoteUpdate, ifMatch 
 // resolves against all the note's images. A form field cannot be null, so a Clear in u is
 // refused before anything is sent. The images are streamed, read once, and never sent
 // twice: the request is not retried.
-func (c *Client) UpdateWithImages(ctx context.Context, cuid string, u NoteUpdate, images []Image, ifMatch string) (*OwnerNote, error) {
-	var out OwnerNote
+func (c *Client) UpdateWithImages(ctx context.Context, cuid string, u wire.NoteUpdate, images []Image, ifMatch string) (*wire.OwnerNote, error) {
+	var out wire.OwnerNote
 	return &out, c.sendMultipart(ctx, http.MethodPatch, notePath(cuid), ifMatchHeader(ifMatch), u, images, &out)
 }
 
@@ -122,21 +124,21 @@ func ifMatchHeader(etag string) http.Header {
 }
 
 // Versions lists the kept snapshots of a publication, newest first.
-func (c *Client) Versions(ctx context.Context, cuid string) (*VersionList, error) {
-	var out VersionList
+func (c *Client) Versions(ctx context.Context, cuid string) (*wire.VersionList, error) {
+	var out wire.VersionList
 	return &out, c.do(ctx, http.MethodGet, notePath(cuid)+"/versions", nil, nil, nil, &out)
 }
 
 // Version reads snapshot n of a publication.
-func (c *Client) Version(ctx context.Context, cuid string, n int) (*Version, error) {
-	var out Version
+func (c *Client) Version(ctx context.Context, cuid string, n int) (*wire.Version, error) {
+	var out wire.Version
 	return &out, c.do(ctx, http.MethodGet, notePath(cuid)+"/versions/"+strconv.Itoa(n), nil, nil, nil, &out)
 }
 
 // Unshare unpublishes a publication (POST /api/unshare).
-func (c *Client) Unshare(ctx context.Context, cuid string) (*Unshared, error) {
-	var out Unshared
-	return &out, c.do(ctx, http.MethodPost, "/api/unshare", nil, nil, map[string]string{"cuid": cuid}, &out)
+func (c *Client) Unshare(ctx context.Context, cuid string) (*wire.Unshared, error) {
+	var out wire.Unshared
+	return &out, c.do(ctx, http.MethodPost, "/api/unshare", nil, nil, wire.UnshareRequest{Cuid: cuid}, &out)
 }
 
 // ListOptions select a page of List.
@@ -148,7 +150,7 @@ type ListOptions struct {
 }
 
 // List reads one page of the caller's publications, newest first (GET /api/user/notes).
-func (c *Client) List(ctx context.Context, o ListOptions) (*NoteList, error) {
+func (c *Client) List(ctx context.Context, o ListOptions) (*wire.NoteList, error) {
 	q := url.Values{}
 	if o.Limit != 0 {
 		q.Set("limit", strconv.Itoa(o.Limit))
@@ -156,14 +158,14 @@ func (c *Client) List(ctx context.Context, o ListOptions) (*NoteList, error) {
 	if o.Cursor != "" {
 		q.Set("cursor", o.Cursor)
 	}
-	var out NoteList
+	var out wire.NoteList
 	return &out, c.do(ctx, http.MethodGet, "/api/user/notes", q, nil, nil, &out)
 }
 
 // Pages iterates over every page of the caller's publications, following the cursor; it
 // stops after the first error.
-func (c *Client) Pages(ctx context.Context, limit int) iter.Seq2[*NoteList, error] {
-	return func(yield func(*NoteList, error) bool) {
+func (c *Client) Pages(ctx context.Context, limit int) iter.Seq2[*wire.NoteList, error] {
+	return func(yield func(*wire.NoteList, error) bool) {
 		o := ListOptions{Limit: limit}
 		for {
 			page, err := c.List(ctx, o)
@@ -176,20 +178,20 @@ func (c *Client) Pages(ctx context.Context, limit int) iter.Seq2[*NoteList, erro
 }
 
 // Settings reads the sharing settings and the image storage use.
-func (c *Client) Settings(ctx context.Context) (*Profile, error) {
-	var out Profile
+func (c *Client) Settings(ctx context.Context) (*wire.Profile, error) {
+	var out wire.Profile
 	return &out, c.do(ctx, http.MethodGet, "/api/user/settings", nil, nil, nil, &out)
 }
 
 // ReplaceSettings replaces every setting (PUT): fields left nil reset to their defaults.
-func (c *Client) ReplaceSettings(ctx context.Context, s SettingsInput) (*Profile, error) {
-	var out Profile
+func (c *Client) ReplaceSettings(ctx context.Context, s wire.SettingsInput) (*wire.Profile, error) {
+	var out wire.Profile
 	return &out, c.do(ctx, http.MethodPut, "/api/user/settings", nil, nil, s, &out)
 }
 
 // UpdateSettings changes the settings that are not nil in s (PATCH).
-func (c *Client) UpdateSettings(ctx context.Context, s SettingsInput) (*Profile, error) {
-	var out Profile
+func (c *Client) UpdateSettings(ctx context.Context, s wire.SettingsInput) (*wire.Profile, error) {
+	var out wire.Profile
 	return &out, c.do(ctx, http.MethodPatch, "/api/user/settings", nil, nil, s, &out)
 }
 

@@ -2,7 +2,7 @@ package client_test
 
 // These examples are compiled but not run: they need a server with every target, which a
 // package under libs may not import, and an Example cannot start one (it has no
-// *testing.T). services/sharenote/clientcmd tests the same calls against the real program.
+// *testing.T). services/sharenote's client*_test.go test the same calls against the real program.
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"os"
 
 	"github.com/sharenote/sharenote/libs/client"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 func Example() {
@@ -39,11 +40,11 @@ func ExampleClient_Update() {
 	c := &client.Client{BaseURL: "http://127.0.0.1:8080", Token: os.Getenv("SHARE_TOKEN")}
 	const cuid = "k3v9x2m0q8w1e7r4t6y5u2i0"
 	content := "# New text"
-	n, err := c.Update(ctx, cuid, client.NoteUpdate{Content: &content, Summary: client.Clear[string]()}, "")
+	n, err := c.Update(ctx, cuid, wire.NoteUpdate{Content: &content, Summary: wire.Clear[string]()}, "")
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = c.Update(ctx, cuid, client.NoteUpdate{Title: client.Set("Renamed")}, n.ETag)
+	_, err = c.Update(ctx, cuid, wire.NoteUpdate{Title: wire.Set("Renamed")}, n.ETag)
 	var apiErr *client.Error
 	if errors.As(err, &apiErr) && apiErr.Code == "precondition_failed" {
 		fmt.Println("changed elsewhere since; read it again")
@@ -60,10 +61,8 @@ func ExampleClient_Publish() {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	res, err := c.Publish(ctx, client.PublishRequest{
-		Content: "---\ntitle: Trip\n---\n# Trip\n\n![[map.png]]\n",
-		Images:  []client.Image{{Name: "map.png", Body: f}},
-	})
+	res, err := c.Publish(ctx, wire.PublishRequest{Content: "---\ntitle: Trip\n---\n# Trip\n\n![[map.png]]\n"},
+		[]client.Image{{Name: "map.png", Body: f}})
 	if err != nil {
 		log.Fatal(err)
 	}

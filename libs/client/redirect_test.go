@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/sharenote/sharenote/libs/client"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // recorder is a loopback server that answers every request with an empty JSON object and
@@ -80,7 +81,7 @@ func TestCredentialsAreNotSentToAnotherOrigin(t *testing.T) {
 	}
 	update := func(c *client.Client) error {
 		c.Token = token
-		_, err := c.Update(context.Background(), "k3v9x2m0q8w1e7r4t6y5u2i0", client.NoteUpdate{Title: client.Set("x")}, "")
+		_, err := c.Update(context.Background(), "k3v9x2m0q8w1e7r4t6y5u2i0", wire.NoteUpdate{Title: wire.Set("x")}, "")
 		return err
 	}
 	for _, tc := range []struct {

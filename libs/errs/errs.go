@@ -1,8 +1,10 @@
-// Package errs is the one error type of the HTTP edge and its one translation of domain
-// errors. Handlers abort with the domain's errors as they are (or with an *Error for a
+// Package errs is the one error type of the HTTP edge and the one place errors become
+// responses. Handlers abort with the domain's errors as they are (or with an *Error for a
 // fault of the request itself, such as a body that does not parse); a single gin
-// middleware translates them (As) and renders them as the JSON body that CONTRACT.md
-// fixes, {"error": code, "message": sentence}, and hides every detail of a 5xx.
+// middleware turns each into an *Error (As), with the translation table the edge hands it
+// (noteapi.Translate: this package knows nothing of the domain), and renders it as the
+// JSON body that CONTRACT.md fixes, {"error": code, "message": sentence}, hiding every
+// detail of a 5xx.
 package errs
 
 import (
@@ -43,7 +45,10 @@ type Error struct {
 	Status  int
 	Code    string
 	Message string
-	Cause   error
+	// Cuid names the publication the error is about, when the client needs it (the
+	// holder of a taken path); "" for none.
+	Cuid  string
+	Cause error
 }
 
 // New returns an *Error with the given status, code and client-facing message.
@@ -70,6 +75,7 @@ func (e *Error) Unwrap() error { return e.Cause }
 type Body struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`
+	Cuid    string `json:"cuid,omitempty"`
 }
 
 // Internal wraps an unexpected error as a 500 whose body says nothing about it.

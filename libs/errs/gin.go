@@ -41,6 +41,6 @@ func Middleware(log *slog.Logger, translate Translator) gin.HandlerFunc {
 				c.Header("Retry-After", "5")
 			}
 		}
-		c.AbortWithStatusJSON(e.Status, Body{Error: e.Code, Message: e.Message})
+		c.AbortWithStatusJSON(e.Status, Body{Error: e.Code, Message: e.Message, Cuid: e.Cuid})
 	}
 }

@@ -7,26 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/sharenote/sharenote/libs/errs"
 )
-
-// TimeFormat is RFC 3339 in UTC with exactly three fractional digits (CONTRACT "Naming").
-const TimeFormat = "2006-01-02T15:04:05.000Z"
-
-// FormatTime formats t in TimeFormat.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
-
-// FormatTimePtr formats t, or returns nil for JSON null.
-func FormatTimePtr(t *time.Time) *string {
-	if t == nil {
-		return nil
-	}
-	s := FormatTime(*t)
-	return &s
-}
 
 // RequireJSON checks that the request declares an application/json body.
 func RequireJSON(c *gin.Context) error {

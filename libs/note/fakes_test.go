@@ -156,7 +156,7 @@ func (r *fakeRenderer) Render(_ context.Context, _, markdown string) (note.Rende
 	links := note.Links{Nonce: "n" + strconv.Itoa(len(r.renders))}
 	html := fakeLink.ReplaceAllStringFunc(markdown, func(m string) string {
 		title, frag, _ := strings.Cut(m[2:len(m)-2], "#")
-		links.List = append(links.List, note.Link{Title: title, Fragment: frag})
+		links.List = append(links.List, note.Link{Target: title, Fragment: frag})
 		return fmt.Sprintf("{{%s:%d}}", links.Nonce, len(links.List)-1)
 	})
 	return note.Rendered{HTML: fmt.Sprintf(`<p data-v="%d">%s</p>`, r.version, html), Links: links}, nil
@@ -165,14 +165,17 @@ func (r *fakeRenderer) Render(_ context.Context, _, markdown string) (note.Rende
 // ResolveLinks makes link i an anchor to urls[i], or its title as text where urls[i] is "".
 func (r *fakeRenderer) ResolveLinks(html string, links note.Links, urls []string) string {
 	for i, l := range links.List {
-		to := l.Title
+		to := l.Target
 		if urls[i] != "" {
-			to = `<a href="` + urls[i] + `">` + l.Title + `</a>`
+			to = `<a href="` + urls[i] + `">` + l.Target + `</a>`
 		}
 		html = strings.Replace(html, fmt.Sprintf("{{%s:%d}}", links.Nonce, i), to, 1)
 	}
 	return html
 }
+
+// Anchor leads every fragment to an anchor of its own name.
+func (r *fakeRenderer) Anchor(_, fragment string) (string, bool) { return fragment, true }
 
 func (r *fakeRenderer) Version() int {
 	r.mu.Lock()
@@ -470,7 +473,7 @@ func (s *fakeStore) owned(cuid, accountCUID string) (*record, error) {
 }
 
 func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
-	apply func(p *note.Publication, images []string, resolve note.ResolveTitles) error) (note.Publication, error) {
+	apply func(p *note.Publication, images []string, resolve note.ResolveNames) error) (note.Publication, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, err := s.owned(cuid, accountCUID)
@@ -489,7 +492,7 @@ func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now ti
 	}
 	// The transaction: nothing is kept unless apply and the settling succeed.
 	p := clone(rec.p)
-	if err := apply(&p, names, s.resolveTitles); err != nil {
+	if err := apply(&p, names, s.resolveNames); err != nil {
 		return note.Publication{}, err
 	}
 	if len(images) > 0 {
@@ -638,32 +641,38 @@ func (s *fakeStore) ClaimRenders(_ context.Context, version int, now, until time
 	return out, nil
 }
 
-func (s *fakeStore) ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
+func (s *fakeStore) ResolveNames(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]note.NameHit, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.resolveTitles(ctx, accountCUID, titles, now)
+	return s.resolveNames(ctx, accountCUID, keys, now)
 }
 
-// resolveTitles is ResolveTitles within a transaction (the mutex held).
-func (s *fakeStore) resolveTitles(_ context.Context, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
-	var recs []*record
+// resolveNames is ResolveNames within a transaction (the mutex held): the link index is
+// each active publication's Names.
+func (s *fakeStore) resolveNames(_ context.Context, accountCUID string, keys []string, now time.Time) ([]note.NameHit, error) {
+	var hits []note.NameHit
 	for _, rec := range s.pubs {
 		p := rec.p
-		if p.AccountCUID == accountCUID && !p.Unpublished && p.Title != nil && slices.Contains(titles, *p.Title) {
-			recs = append(recs, rec)
+		if p.AccountCUID != accountCUID || p.Status(now) != note.Active {
+			continue
+		}
+		for _, n := range p.Names() {
+			if slices.Contains(keys, n.Key) {
+				hits = append(hits, note.NameHit{Name: n, CUID: p.CUID, Path: deref(p.Path), CreatedAt: p.CreatedAt,
+					ExpiresAt: p.ExpiresAt, Outline: p.Outline})
+			}
 		}
 	}
-	slices.SortFunc(recs, func(a, b *record) int {
-		return cmp.Or(b.p.UpdatedAt.Compare(a.p.UpdatedAt), strings.Compare(b.p.CUID, a.p.CUID))
-	})
-	found := map[string]note.LinkTarget{}
-	for _, rec := range recs {
-		p := rec.p
-		if _, ok := found[*p.Title]; !ok && p.Status(now) == note.Active {
-			found[*p.Title] = note.LinkTarget{CUID: p.CUID, ExpiresAt: p.ExpiresAt}
-		}
+	return hits, nil
+}
+
+func (s *fakeStore) IndexNames(context.Context, int) ([]string, error) { return nil, nil }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
 	}
-	return found, nil
+	return *s
 }
 
 func (s *fakeStore) FindImageView(_ context.Context, userCUID, noteCUID, filename string) (note.ImageView, error) {

@@ -4,73 +4,83 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"slices"
+	"time"
 
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
 // ReadPage is ReadView with the note links of the view's HTML resolved among its author's
-// active publications (one query by index), LinksTag naming what they resolved to and
-// LinksExpireAt the earliest expiry among the notes they lead to.
+// active publications (one query of the link index), LinksTag naming what they resolved
+// to and LinksExpireAt the earliest expiry among the notes they lead to.
 func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
-	v, err := c.ReadView(ctx, cuid)
-	titles := v.Links.titles()
-	if err != nil || c.renderer == nil || len(titles) == 0 {
-		return v, err
+	v, err := c.activeView(ctx, cuid)
+	if err != nil || c.renderer == nil || len(v.Links.List) == 0 {
+		return public(v), err
 	}
-	found, err := c.store.ResolveTitles(ctx, v.AccountCUID, titles, c.Clock())
+	targets, err := c.resolveLinks(ctx, v.AccountCUID, deref(v.Path), v.Links, c.store.ResolveNames)
 	if err != nil {
-		return View{}, fmt.Errorf("resolve links: %w", err)
+		return View{}, err
 	}
 	urls := make([]string, len(v.Links.List))
 	tag := sha256.New()
-	for i, l := range v.Links.List {
-		if t, ok := found[l.Title]; ok {
-			urls[i] = routes.NotePage.URL(c.publicURL, t.CUID)
-			tag.Write([]byte(t.CUID))
-			if e := t.ExpiresAt; e != nil && (v.LinksExpireAt == nil || e.Before(*v.LinksExpireAt)) {
-				v.LinksExpireAt = e
-			}
+	for i, t := range targets {
+		if t.CUID != "" {
+			urls[i] = c.href(t, v.Links.List[i].Fragment)
+			v.LinksExpireAt = earlier(v.LinksExpireAt, t.ExpiresAt)
 		}
+		tag.Write([]byte(urls[i]))
 		tag.Write([]byte{0})
 	}
 	v.HTML = c.renderer.ResolveLinks(v.HTML, v.Links, urls)
 	v.LinksTag = hex.EncodeToString(tag.Sum(nil)[:12])
-	return v, nil
+	return public(v), nil
+}
+
+// href is the address of a link to t with fragment: t's page, at the fragment's anchor
+// when t's render has it.
+func (c *Core) href(t NameHit, fragment string) string {
+	url := routes.NotePage.URL(c.publicURL, t.CUID)
+	if fragment == "" {
+		return url
+	}
+	if anchor, ok := c.renderer.Anchor(t.Outline, fragment); ok {
+		url += "#" + anchor
+	}
+	return url
+}
+
+// earlier is the earlier of two expiries, nil meaning never.
+func earlier(a, b *time.Time) *time.Time {
+	if a == nil || b != nil && b.Before(*a) {
+		return b
+	}
+	return a
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 // warnUnknownLinks warns of p's note links that name none of its author's active
-// publications, found through resolve.
-func (c *Core) warnUnknownLinks(ctx context.Context, p *Publication, resolve ResolveTitles) error {
-	titles := p.Links.titles()
-	if len(titles) == 0 {
-		return nil
-	}
-	found, err := resolve(ctx, p.AccountCUID, titles, c.Clock())
+// publications, found through resolve: one warning per target as written.
+func (c *Core) warnUnknownLinks(ctx context.Context, p *Publication, resolve ResolveNames) error {
+	targets, err := c.resolveLinks(ctx, p.AccountCUID, deref(p.Path), p.Links, resolve)
 	if err != nil {
-		return fmt.Errorf("resolve links: %w", err)
+		return err
 	}
-	unknown := 0
-	for _, title := range titles {
-		if _, ok := found[title]; ok || unknown == maxReferenceWarnings {
+	var warned []string
+	for i, l := range p.Links.List {
+		if targets[i].CUID != "" || l.Target == "" || isImageName(l.Target) || len(warned) == maxReferenceWarnings ||
+			slices.Contains(warned, l.Target) {
 			continue
 		}
-		unknown++
-		p.Warnings = append(p.Warnings, Warning{Code: WarnUnknownNoteLink, Ref: title,
-			Message: "None of your active notes is titled " + title + "; the link shows as plain text until one is."})
+		warned = append(warned, l.Target)
+		p.Warnings = append(p.Warnings, Warning{Code: WarnUnknownNoteLink, Ref: l.Target,
+			Message: "None of your active notes is named " + l.Target + "; the link shows as plain text until one is."})
 	}
 	return nil
-}
-
-// titles returns the distinct titles of notes the links name, in order. An image's name
-// is a reference to an image, not to a note: it never resolves to one.
-func (l Links) titles() []string {
-	var titles []string
-	for _, link := range l.List {
-		if !isImageName(link.Title) && !slices.Contains(titles, link.Title) {
-			titles = append(titles, link.Title)
-		}
-	}
-	return titles
 }

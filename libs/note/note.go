@@ -57,6 +57,9 @@ type Text struct {
 	Properties     map[string]any
 	ShowProperties bool
 	ExpiresAt      *time.Time
+	// Path is where the note lives in its author's vault (CheckPath), unique among the
+	// account's active and expired publications; nil for none.
+	Path *string
 }
 
 // Publication is a published note.
@@ -74,8 +77,10 @@ type Publication struct {
 	RenderVersion int
 	// RenderID names the render in HTML: a new value with every render stored.
 	RenderID string
-	// Links are the note links of HTML, resolved when a page is built (Core.ReadPage).
-	Links Links
+	// Links are the note links of HTML, resolved when a page is built (Core.ReadPage),
+	// and Outline the render's outline (Rendered.Outline), for the links into this note.
+	Links   Links
+	Outline string
 	// RenderTries counts the temporary renders of the content (plain text because the
 	// renderer was busy or the note missed its time bound), and RenderMisses those that
 	// missed the note's own bound; RenderRetry is when the background renderer may take
@@ -109,10 +114,11 @@ type Links struct {
 	List  []Link `json:"links"`
 }
 
-// Link is a note link: the title of the note it names and the id of a heading in that
-// note ("" for none).
+// Link is a note link: its target as written (a path, a base name, an alias or a title;
+// see resolveLinks) and its fragment after the first "#" ("" for none). The JSON name of
+// Target is "title", as renders stored before paths wrote it.
 type Link struct {
-	Title    string `json:"title"`
+	Target   string `json:"title"`
 	Fragment string `json:"fragment,omitempty"`
 }
 

@@ -5,11 +5,6 @@ import (
 	"time"
 )
 
-// ResolveTitles is Storer.ResolveTitles, or the same read within Storer.Update's
-// transaction: the update's warnings must not wait for another connection (SQLite has
-// one).
-type ResolveTitles func(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]LinkTarget, error)
-
 // Storer is what the use cases need from storage; notedb implements it.
 type Storer interface {
 	// Create stores p with its images, whose bytes are in the object store and reserved
@@ -30,13 +25,13 @@ type Storer interface {
 	Release(ctx context.Context, id string) error
 	// Update locks the owner's published (active or expired) publication, stores a
 	// snapshot of it, calls apply with it, the names of its images (with those of
-	// images) and a ResolveTitles that reads within the transaction, and saves the
+	// images) and a ResolveNames that reads within the transaction, and saves the
 	// result, all in one transaction. images are new images whose bytes are reserved
 	// under reservation, settled as Create does; an image of the same name is replaced:
 	// released, and its bytes taken off the account's usage. Only the MaxVersions newest
 	// snapshots are kept.
 	Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []StoredImage, reservation string,
-		apply func(p *Publication, images []string, resolve ResolveTitles) error) (Publication, error)
+		apply func(p *Publication, images []string, resolve ResolveNames) error) (Publication, error)
 	// Versions lists the snapshots of the owner's published publication, newest first.
 	Versions(ctx context.Context, cuid, accountCUID string) ([]VersionMeta, error)
 	// Version returns one snapshot; ErrNotFound for an unknown or pruned number.
@@ -49,7 +44,7 @@ type Storer interface {
 	// FindView returns the publication in any state with its owner's settings, in one
 	// query; ErrNotFound when there is none.
 	FindView(ctx context.Context, cuid string) (View, error)
-	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links, RenderTries,
+	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links, Outline, RenderTries,
 	// RenderMisses and RenderRetry), unless the publication changed since (its etag is
 	// no longer p.ETag), its render is no longer the one named prev (another was
 	// stored), or a newer renderer stored its own.
@@ -59,9 +54,13 @@ type Storer interface {
 	// now, moves their RenderRetry to until, so that no other process takes them before
 	// then, and returns their cuids.
 	ClaimRenders(ctx context.Context, version int, now, until time.Time, limit int) ([]string, error)
-	// ResolveTitles maps those of titles that are the title of one of the account's
-	// active publications at now to it: the most recently updated one.
-	ResolveTitles(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]LinkTarget, error)
+	// ResolveNames finds in the link index the account's publications active at now that
+	// have one of keys (match keys) among their names (Text.Names), each with the names
+	// it matched by.
+	ResolveNames(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]NameHit, error)
+	// IndexNames writes the link index rows of up to limit publications whose rows were
+	// written by an older NamesVersion (or never), and returns their accounts.
+	IndexNames(ctx context.Context, limit int) ([]string, error)
 	// FindImageView returns an image (not its bytes), its publication's state and the
 	// owner's settings, in one query; ErrNotFound when there is no such image.
 	FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error)
@@ -78,9 +77,12 @@ type Renderer interface {
 	// Render renders markdown for tenant (an account; renders wait for a slot in a queue
 	// that is fair between tenants). Its note links are left as placeholders.
 	Render(ctx context.Context, tenant, markdown string) (Rendered, error)
-	// ResolveLinks returns html, a render with links, with link i leading to urls[i], or
-	// shown as text where urls[i] is "".
+	// ResolveLinks returns html, a render with links, with link i leading to urls[i] (a
+	// whole href), or shown as text where urls[i] is "".
 	ResolveLinks(html string, links Links, urls []string) string
+	// Anchor is the id, in the render whose outline is outline, that a link's fragment
+	// ("Heading", "A#B", "^block") leads to; false when there is none.
+	Anchor(outline, fragment string) (string, bool)
 	// Version identifies the renderer's output; stored renders of an older version are
 	// rendered again in the background.
 	Version() int
@@ -91,8 +93,10 @@ type Rendered struct {
 	HTML string
 	// Fallbacks are the blocks the renderer had to show as plain text.
 	Fallbacks []Fallback
-	// Links are the note links whose placeholders HTML holds.
-	Links Links
+	// Links are the note links whose placeholders HTML holds, and Outline the note's
+	// headings and block ids (opaque to the domain; see Renderer.Anchor).
+	Links   Links
+	Outline string
 	// Miss is why the note was shown whole as plain text, when the reason may pass.
 	Miss Miss
 }

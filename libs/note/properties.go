@@ -1,6 +1,9 @@
 package note
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+)
 
 // MaxPropertiesDepth bounds how deeply a note's properties may nest, counting the
 // properties object itself as level 1: {"a": {"b": 1}} is two levels deep, and so is
@@ -39,4 +42,21 @@ func CheckJSONDepth(raw []byte) error {
 		}
 	}
 	return nil
+}
+
+// ParseProperties parses the JSON properties of a request: an object, or null (a nil map).
+// Nesting deeper than MaxPropertiesDepth is refused before the value is decoded; every
+// failure wraps ErrInvalidProperties.
+func ParseProperties(raw []byte) (map[string]any, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if err := CheckJSONDepth(raw); err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("%w: properties must be a JSON object", ErrInvalidProperties)
+	}
+	return m, nil
 }

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/sharenote/sharenote/libs/cuid"
+	"github.com/sharenote/sharenote/libs/render"
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
@@ -22,6 +23,8 @@ type Draft struct {
 	Properties     map[string]any
 	ShowProperties bool
 	ExpiresAt      *time.Time
+	// Path is where the note lives in its vault (CheckPath); nil for none.
+	Path *string
 	// Upload holds the request's images, already stored; nil when it has none.
 	Upload *Upload
 }
@@ -32,7 +35,12 @@ type Draft struct {
 func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Publication, error) {
 	now := c.Now()
 	p := Publication{CUID: cuid.New(), AccountCUID: accountCUID, CreatedAt: now, UpdatedAt: now,
-		Text: Text{Title: d.Title, Summary: d.Summary, ShowProperties: d.ShowProperties, ExpiresAt: d.ExpiresAt}}
+		Text: Text{Title: d.Title, Summary: d.Summary, ShowProperties: d.ShowProperties, ExpiresAt: d.ExpiresAt, Path: d.Path}}
+	if d.Path != nil {
+		if err := CheckPath(*d.Path); err != nil {
+			return Publication{}, err
+		}
+	}
 	var images []StoredImage
 	reservation := ""
 	if d.Upload != nil {
@@ -48,7 +56,7 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	if err := checkSize(&p); err != nil {
 		return Publication{}, err
 	}
-	if err := c.render(ctx, &p, c.store.ResolveTitles, causePublish); err != nil {
+	if err := c.render(ctx, &p, c.store.ResolveNames, causePublish); err != nil {
 		return Publication{}, err
 	}
 	p.ETag = newETag()
@@ -60,7 +68,7 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	}
 	// A process may have cached that this cuid does not exist.
 	c.notify(ctx, p.CUID)
-	if p.Title != nil {
+	if len(p.Names()) > 0 {
 		c.notifyLinks(ctx, accountCUID)
 	}
 	return p, nil
@@ -88,9 +96,9 @@ func (c *Core) setContent(p *Publication, content string, props map[string]any, 
 	for _, name := range images {
 		urls[name] = routes.ImageRead.URL(c.publicURL, p.AccountCUID, p.CUID, name)
 	}
-	body = ReplaceImageLinks(body, urls)
-	p.Content = body
-	p.Warnings = append(p.Warnings, referenceWarnings(body, urls)...)
+	refs := render.References(body)
+	p.Content = replaceImageLinks(body, refs, urls)
+	p.Warnings = append(p.Warnings, referenceWarnings(refs, body, urls)...)
 	return nil
 }
 

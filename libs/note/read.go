@@ -13,6 +13,12 @@ import (
 // ErrNotFound unless it is active. It serves the stored render as it is: reads never
 // render (RenderPending redoes stale renders in the background).
 func (c *Core) ReadView(ctx context.Context, cuid string) (View, error) {
+	v, err := c.activeView(ctx, cuid)
+	return public(v), err
+}
+
+// activeView is the active publication cuid with its owner's settings, as stored.
+func (c *Core) activeView(ctx context.Context, cuid string) (View, error) {
 	v, err := c.store.FindView(ctx, cuid)
 	if err != nil {
 		return View{}, err
@@ -21,6 +27,13 @@ func (c *Core) ReadView(ctx context.Context, cuid string) (View, error) {
 		return View{}, ErrNotFound
 	}
 	return v, nil
+}
+
+// public is v as the public sees it: titled by its path when it has no title, and
+// without the path, which no public read shows.
+func public(v View) View {
+	v.Title, v.Path = v.DisplayTitle(), nil
+	return v
 }
 
 // ReadImage returns a public image (its metadata, not its bytes: OpenImage opens them)

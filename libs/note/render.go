@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 )
 
@@ -43,7 +44,7 @@ const (
 // through resolve) into warnings. A render shown whole as text for a reason that may pass
 // is stored for now only (RenderVersion 0), unless the note missed its own time bound
 // before: then the text is its render.
-func (c *Core) render(ctx context.Context, p *Publication, resolve ResolveTitles, cause string) error {
+func (c *Core) render(ctx context.Context, p *Publication, resolve ResolveNames, cause string) error {
 	if c.renderer == nil {
 		return nil
 	}
@@ -55,7 +56,7 @@ func (c *Core) render(ctx context.Context, p *Publication, resolve ResolveTitles
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
-	p.HTML, p.RenderID, p.Links = r.HTML, newETag(), r.Links
+	p.HTML, p.RenderID, p.Links, p.Outline = r.HTML, newETag(), r.Links, r.Outline
 	outcome := "final"
 	if r.Miss == MissNone || r.Miss == MissDeadline && p.RenderMisses > 0 {
 		p.RenderVersion, p.RenderTries, p.RenderMisses, p.RenderRetry = c.renderer.Version(), 0, 0, time.Time{}
@@ -129,7 +130,7 @@ func (c *Core) renderAgain(ctx context.Context, cuid string) error {
 	if p.RenderVersion == 0 && v.RenderVersion > 0 {
 		// A temporary render does not replace one an older renderer made of the same
 		// content: that one stays until a render of this renderer takes its place.
-		p.HTML, p.Links, p.RenderID, p.RenderVersion = v.HTML, v.Links, v.RenderID, v.RenderVersion
+		p.HTML, p.Links, p.Outline, p.RenderID, p.RenderVersion = v.HTML, v.Links, v.Outline, v.RenderID, v.RenderVersion
 	}
 	if err := c.store.SaveRender(ctx, p, v.RenderID); err != nil {
 		return fmt.Errorf("save render: %w", err)
@@ -137,5 +138,28 @@ func (c *Core) renderAgain(ctx context.Context, cuid string) error {
 	if p.RenderID != v.RenderID {
 		c.notify(ctx, cuid)
 	}
+	if p.Outline != v.Outline && len(p.Names()) > 0 {
+		// The anchors of the links into it may have moved.
+		c.notifyLinks(ctx, p.AccountCUID)
+	}
 	return nil
+}
+
+// indexBatch is how many publications one call of Storer.IndexNames indexes.
+const indexBatch = 200
+
+// IndexNames indexes the names of the publications that the link index holds under an
+// older NamesVersion, or not at all (those published before it), until none is left, and
+// tells each of their accounts' readers that their links may lead elsewhere now.
+func (c *Core) IndexNames(ctx context.Context) error {
+	for {
+		accounts, err := c.store.IndexNames(ctx, indexBatch)
+		if err != nil || len(accounts) == 0 {
+			return err
+		}
+		slices.Sort(accounts)
+		for _, a := range slices.Compact(accounts) {
+			c.notifyLinks(ctx, a)
+		}
+	}
 }

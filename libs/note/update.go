@@ -21,6 +21,7 @@ type Patch struct {
 	Properties     Optional[map[string]any]
 	ShowProperties *bool
 	ExpiresAt      Optional[time.Time]
+	Path           Optional[string]
 	// IfMatch, when not empty, lists the etags of which the publication must still have
 	// one ("*": any); otherwise the update fails with ErrStale and changes nothing.
 	IfMatch []string
@@ -31,7 +32,7 @@ type Patch struct {
 
 // Empty reports whether the patch changes nothing.
 func (p Patch) Empty() bool {
-	return p.Content == nil && !p.Title.Set && !p.Summary.Set && !p.Properties.Set && p.ShowProperties == nil && !p.ExpiresAt.Set &&
+	return p.Content == nil && !p.Title.Set && !p.Summary.Set && !p.Properties.Set && p.ShowProperties == nil && !p.ExpiresAt.Set && !p.Path.Set &&
 		(p.Upload == nil || len(p.Upload.images) == 0)
 }
 
@@ -48,12 +49,17 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		}
 		added, reservation = patch.Upload.images, patch.Upload.id
 	}
-	var oldTitle *string
-	p, err := c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(p *Publication, images []string, resolve ResolveTitles) error {
+	if patch.Path.Value != nil {
+		if err := CheckPath(*patch.Path.Value); err != nil {
+			return Publication{}, err
+		}
+	}
+	var old Publication
+	p, err := c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(p *Publication, images []string, resolve ResolveNames) error {
 		if len(patch.IfMatch) > 0 && !slices.Contains(patch.IfMatch, "*") && !slices.Contains(patch.IfMatch, p.ETag) {
 			return ErrStale
 		}
-		oldTitle = p.Title
+		old = *p
 		return c.applyPatch(ctx, p, patch, now, images, resolve)
 	})
 	if err != nil {
@@ -63,9 +69,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		patch.Upload.done = true
 	}
 	c.notify(ctx, cuid)
-	// A new title, or an expiry that may make the note active or not, changes what links
-	// to either title lead to.
-	if patch.Title.Set && !equalTitles(oldTitle, p.Title) || patch.ExpiresAt.Set && (oldTitle != nil || p.Title != nil) {
+	if linksChange(old, p) {
 		c.notifyLinks(ctx, accountCUID)
 	}
 	return p, nil
@@ -73,7 +77,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 
 // applyPatch changes p as patch says, at now, within the store's update: images are the
 // names of the publication's images and resolve finds the notes new content links to.
-func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string, resolve ResolveTitles) error {
+func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string, resolve ResolveNames) error {
 	if patch.Title.Set {
 		p.Title = patch.Title.Value
 	}
@@ -100,6 +104,9 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 	if patch.ExpiresAt.Set {
 		p.ExpiresAt = patch.ExpiresAt.Value
 	}
+	if patch.Path.Set {
+		p.Path = patch.Path.Value
+	}
 	p.UpdatedAt = now
 	p.ETag = newETag()
 	if err := checkSize(p); err != nil {
@@ -111,13 +118,22 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 	return nil
 }
 
-func equalTitles(a, b *string) bool {
-	return a == nil && b == nil || a != nil && b != nil && *a == *b
+// linksChange reports whether an update from old to p may change what links to either
+// lead to: the names links match, the anchors of the render, or, for a note that links
+// can name, its expiry (which makes it active or not).
+func linksChange(old, p Publication) bool {
+	was, is := old.Names(), p.Names()
+	expiry := !equalTimes(old.ExpiresAt, p.ExpiresAt) && (len(was) > 0 || len(is) > 0)
+	return !slices.Equal(was, is) || old.Outline != p.Outline || expiry
+}
+
+func equalTimes(a, b *time.Time) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
 }
 
 // Unpublish ends public access to the owner's publication and releases its image bytes.
 func (c *Core) Unpublish(ctx context.Context, accountCUID, cuid string) error {
-	// Its title, for the notes that link to it.
+	// Its names, for the notes that link to it.
 	v, err := c.store.FindView(ctx, cuid)
 	if err != nil {
 		return err
@@ -126,7 +142,7 @@ func (c *Core) Unpublish(ctx context.Context, accountCUID, cuid string) error {
 		return err
 	}
 	c.notify(ctx, cuid)
-	if v.Title != nil {
+	if len(v.Names()) > 0 {
 		c.notifyLinks(ctx, accountCUID)
 	}
 	return nil

@@ -1,40 +1,55 @@
 package note
 
 import (
-	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/sharenote/sharenote/libs/render"
 )
 
 // maxReferenceWarnings caps the reference warnings of one change, as the renderer caps its
 // fallbacks: a note of thousands of broken references gets a readable list.
 const maxReferenceWarnings = 100
 
-// wikiReference is a [[name]] reference as Obsidian reads it: the text up to the first
-// "]]", on one line.
-var wikiReference = regexp.MustCompile(`\[\[([^\[\]\n]{1,255})\]\]`)
+// WarnUnsupportedEmbed: a reference names a file the page cannot show (audio, video,
+// PDF, …); the page shows its name.
+const WarnUnsupportedEmbed = "unsupported_embed"
 
-// referenceWarnings are the warnings about a note's images once its content had its
-// image references resolved (body, with urls the note's images' URLs by name):
-// unresolved_reference for each [[name]] left whose name is an image file (by its
-// extension, before any |size) that the note does not have, and unused_image for each
-// image of the note that body does not show.
-func referenceWarnings(body string, urls map[string]string) []Warning {
+// referenceWarnings are the warnings about the files a note's body references (refs, its
+// references, found before its image references were resolved with urls, the note's
+// images' URLs by name), one per name: unresolved_reference for an image file (by its
+// extension) that the note does not have, unsupported_embed for another file Obsidian
+// shows (render.IsAttachment), and unused_image for each image of the note that body
+// neither references nor links by its URL. References in code, math and comments are
+// data and warn of nothing; links to notes are warned of when they are resolved.
+func referenceWarnings(refs []render.Reference, body string, urls map[string]string) []Warning {
 	var out []Warning
-	seen := map[string]bool{}
-	for _, m := range wikiReference.FindAllStringSubmatch(body, -1) {
-		ref := m[1]
-		name, _, _ := strings.Cut(ref, "|")
-		if !isImageName(name) || seen[ref] || len(out) == maxReferenceWarnings {
+	seen, used := map[string]bool{}, map[string]bool{}
+	for _, r := range refs {
+		name, _, _, ok := imageName(r)
+		if !ok {
 			continue
 		}
-		seen[ref] = true
-		out = append(out, Warning{Code: WarnUnresolvedReference, Ref: ref,
-			Message: "No image of this note is named " + name + "; upload it with the note, under exactly this name."})
+		if _, uploaded := urls[name]; uploaded {
+			used[name] = true
+			continue
+		}
+		if seen[name] || len(out) == maxReferenceWarnings {
+			continue
+		}
+		switch {
+		case isImageName(name):
+			out = append(out, Warning{Code: WarnUnresolvedReference, Ref: name,
+				Message: "No image of this note is named " + name + "; upload it with the note, under exactly this name."})
+		case render.IsAttachment(name) && r.Kind != render.RefLink:
+			out = append(out, Warning{Code: WarnUnsupportedEmbed, Ref: name,
+				Message: "The page cannot show " + name + "; it shows its name instead."})
+		}
+		seen[name] = true
 	}
 	names := make([]string, 0, len(urls))
 	for name, url := range urls {
-		if !strings.Contains(body, url) {
+		if !used[name] && !strings.Contains(body, url) {
 			names = append(names, name)
 		}
 	}

@@ -1,94 +1,132 @@
 package note
 
-import "strings"
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sharenote/sharenote/libs/render"
+)
 
 // ReplaceImageLinks rewrites Obsidian references to uploaded images into links a browser can
 // follow, because published Markdown is rendered outside the author's vault. urls maps an
 // uploaded image's exact filename to its public URL, which the caller has already escaped.
 //
-// The embed ![[name]] becomes ![name](url), with "[", "]" and "\" in the name escaped so that
-// the link text stays intact, and a plain [[name]] becomes the bare url. The name is the text
-// between "[[" and the first following "]]", as in Obsidian; it must be non-empty and equal a
-// key of urls exactly (case-sensitively). Every other reference, including [[name|alias]],
-// stays exactly as written. The content is scanned once from left to right and inserted URLs
-// are never scanned again, so a URL containing "[[" cannot cause a second substitution, and
-// the work is linear in the length of content.
+// The references are those the page shows (render.References): nothing inside code spans,
+// fenced or indented code, math or %%comments%% is rewritten. A reference names an image
+// when its target (the name before any "#anchor" or "|text") equals a key of urls exactly
+// (case-sensitively):
+//
+//   - the embed ![[name]] becomes ![name](url): ![[name|300]] and ![[name|300x200]] keep
+//     the size, ![name|300](url); ![[name|text]] makes text the alt text;
+//   - the link [[name]] becomes the bare url, and [[name|text]] the link [text](url);
+//   - a Markdown link or image whose destination is [[name]], ![alt]([[name]]) (as the
+//     client writes local images), or the name itself, ![alt](my%20photo.png), gets url
+//     as its destination.
+//
+// "[", "]" and "\" of the name or text are escaped in link text. Every other reference
+// stays exactly as written. The work is linear in the length of content, and inserted
+// URLs are never scanned again.
 func ReplaceImageLinks(content string, urls map[string]string) string {
 	if len(urls) == 0 {
 		return content
 	}
-	// A name longer than every key cannot match, so its lookup is skipped: this keeps the
-	// cost of hashing candidate names bounded even for content full of unclosed "[[".
-	maxName := longestKey(urls)
+	return replaceImageLinks(content, render.References(content), urls)
+}
 
-	var b strings.Builder
-	copied := 0 // content[:copied] is already in b
-	closeAt := -1
-	for i := 0; ; {
-		o := strings.Index(content[i:], "[[")
-		if o < 0 {
-			break
-		}
-		open := i + o
-		nameStart := open + 2
-		// closeAt is the first "]]" at or after nameStart: it moves only forward, because
-		// there was no "]]" between an earlier nameStart and it.
-		if closeAt < nameStart {
-			c := strings.Index(content[nameStart:], "]]")
-			if c < 0 {
-				break // no reference can be closed after this point
-			}
-			closeAt = nameStart + c
-		}
-		name := content[nameStart:closeAt]
-		url, ok := "", false
-		if name != "" && len(name) <= maxName {
-			url, ok = urls[name]
-		}
-		if !ok {
-			i = open + 1
+// replaceImageLinks is ReplaceImageLinks with content's references already found.
+func replaceImageLinks(content string, refs []render.Reference, urls map[string]string) string {
+	type edit struct {
+		start, end int
+		text       string
+	}
+	var edits []edit
+	for _, r := range refs {
+		name, start, end, ok := imageName(r)
+		url, uploaded := urls[name]
+		if !ok || !uploaded {
 			continue
 		}
-
-		if b.Len() == 0 {
-			b.Grow(len(content) + len(url))
-		}
-		writeImageLink(&b, content[copied:open], name, url)
-		copied = closeAt + 2
-		i = copied
+		edits = append(edits, edit{start, end, imageLink(r, name, url)})
 	}
-	if copied == 0 {
+	if len(edits) == 0 {
 		return content
+	}
+	// A reference in an image's alt text comes after the image, and before its
+	// destination: in the order of the source, the outer one wins.
+	slices.SortStableFunc(edits, func(a, b edit) int { return a.start - b.start })
+	var b strings.Builder
+	b.Grow(len(content))
+	copied := 0
+	for _, e := range edits {
+		if e.start < copied {
+			continue
+		}
+		b.WriteString(content[copied:e.start])
+		b.WriteString(e.text)
+		copied = e.end
 	}
 	b.WriteString(content[copied:])
 	return b.String()
 }
 
-// longestKey is the length of the longest key of urls.
-func longestKey(urls map[string]string) int {
-	n := 0
-	for name := range urls {
-		n = max(n, len(name))
+// imageName is the name of the file reference r names, and the range of the source to
+// replace when it is an uploaded image: the whole wikilink or embed, or the destination
+// of a Markdown link or image: [[name]] (as the client writes local images) or a relative
+// path, percent-decoded.
+func imageName(r render.Reference) (name string, start, end int, ok bool) {
+	switch {
+	case r.Kind == render.RefWikilink || r.Kind == render.RefEmbed:
+		return r.Target, r.Start, r.End, r.Target != ""
+	case r.DestStart < 0 || r.External:
+		return "", 0, 0, false
 	}
-	return n
+	name = r.Target
+	if inner, isWiki := strings.CutPrefix(name, "[["); isWiki {
+		inner, closed := strings.CutSuffix(inner, "]]")
+		if !closed {
+			return "", 0, 0, false
+		}
+		name = inner
+	}
+	return name, r.DestStart, r.DestEnd, name != ""
 }
 
-// writeImageLink writes before, the content from the last reference replaced up to the
-// one to name, and then that reference replaced by url: an embed, whose "!" ends before,
-// as a Markdown image, and a plain reference as the bare url.
-func writeImageLink(b *strings.Builder, before, name, url string) {
-	embed, ok := strings.CutSuffix(before, "!")
-	if !ok {
-		b.WriteString(before)
-		b.WriteString(url)
-		return
+// imageLink is what reference r, naming an uploaded image by name, becomes.
+func imageLink(r render.Reference, name, url string) string {
+	var b strings.Builder
+	switch {
+	case r.Kind == render.RefLink || r.Kind == render.RefImage:
+		return url
+	case r.Kind == render.RefEmbed:
+		b.WriteString("![")
+		alt := r.Text
+		if alt == "" {
+			alt = name
+		}
+		writeLinkText(&b, alt)
+		if r.Width > 0 {
+			b.WriteString("|" + size(r.Width, r.Height))
+		}
+	case r.Text != "":
+		b.WriteString("[")
+		writeLinkText(&b, r.Text)
+	default:
+		return url
 	}
-	b.WriteString(embed)
-	b.WriteString("![")
-	writeLinkText(b, name)
 	b.WriteString("](")
 	b.WriteString(url)
 	b.WriteString(")")
+	return b.String()
+}
+
+// size writes an Obsidian size back: "300" or "300x200".
+func size(width, height int) string {
+	s := strconv.Itoa(width)
+	if height > 0 {
+		s += "x" + strconv.Itoa(height)
+	}
+	return s
 }
 
 // writeLinkText writes s escaped for use as Markdown link text, where an unescaped bracket

@@ -23,6 +23,7 @@ func Translate(err error) *errs.Error {
 		many  *note.TooManyImagesError
 		large *note.ImageTooLargeError
 		src   *note.SourceError
+		taken *note.PathTakenError
 	)
 	switch {
 	case errors.As(err, &field):
@@ -41,6 +42,9 @@ func Translate(err error) *errs.Error {
 		return errs.UnauthorizedError()
 	case errors.Is(err, account.ErrInvalid), errors.Is(err, note.ErrInvalidText):
 		return errs.New(http.StatusBadRequest, errs.InvalidField, sentence(err))
+	case errors.As(err, &taken):
+		return &errs.Error{Status: http.StatusBadRequest, Code: errs.InvalidField, Cuid: taken.Holder,
+			Message: "The path " + taken.Path + " is taken by another of your notes (cuid " + taken.Holder + ")."}
 	case errors.Is(err, note.ErrInvalidExpiry):
 		return errs.New(http.StatusBadRequest, errs.InvalidField, "expires_at: "+sentence(err))
 	case errors.Is(err, note.ErrInvalidProperties):

@@ -63,6 +63,8 @@ func domainCases(t *testing.T) []domainCase {
 			bad, errs.InvalidField, "Settings field theme must be one of system, light, dark."},
 		{"note.ErrInvalidText", "text no column can hold", fmt.Errorf("publish: %w", fmt.Errorf("%w: content contains a NUL character or invalid UTF-8", note.ErrInvalidText)),
 			bad, errs.InvalidField, "Publish: invalid text: content contains a NUL character or invalid UTF-8."},
+		{"note.PathTakenError", "a path another note has", fmt.Errorf("publish: %w", &note.PathTakenError{Path: "A/B.md", Holder: "k3v9x2m0q8w1e7r4t6y5u2i0"}),
+			bad, errs.InvalidField, "The path A/B.md is taken by another of your notes (cuid k3v9x2m0q8w1e7r4t6y5u2i0)."},
 		{"note.ErrInvalidExpiry", "an expiry that does not parse", expiryErr,
 			bad, errs.InvalidField, "expires_at: Invalid expiry: must be RFC 3339 (2026-11-22T10:00:00Z) or YYYY-MM-DD."},
 		{"note.ErrInvalidProperties", "frontmatter that is not a mapping", propsErr,

@@ -27,7 +27,7 @@ import (
 // textFields are the form fields of the multipart format (CONTRACT "Publish"); the values
 // of other fields without a filename are read and dropped.
 var textFields = map[string]bool{"content": true, "title": true, "summary": true, "show_properties": true,
-	"expires_at": true, "properties": true}
+	"expires_at": true, "properties": true, "path": true}
 
 // ReadMultipart reads a multipart body: it returns the text fields and streams each
 // image part into up. A text field is read up to the JSON limit, an image up to
@@ -157,14 +157,4 @@ func multipartError(err error) error {
 		return httpx.ReadError(err)
 	}
 	return errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body could not be parsed.")
-}
-
-func ParseBool(field, s string) (bool, error) {
-	switch s {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
-	}
-	return false, InvalidField(field + " must be true or false.")
 }

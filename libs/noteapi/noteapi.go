@@ -5,18 +5,17 @@
 package noteapi
 
 import (
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // InvalidField is a 400 invalid_field.
@@ -72,52 +71,22 @@ func queryCode(key string) string {
 	}
 }
 
-// Properties parses a properties value: a JSON object, or null (nil map, ok). Nesting
-// deeper than note.MaxPropertiesDepth is refused before the value is decoded, with the
-// domain's note.ErrInvalidProperties.
-func Properties(raw json.RawMessage) (map[string]any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	if err := note.CheckJSONDepth(raw); err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, errs.New(http.StatusBadRequest, errs.InvalidProperties, "properties must be a JSON object.")
-	}
-	return m, nil
-}
-
-// Expiry parses an expires_at value (RFC 3339 or YYYY-MM-DD, in the future); a bad value
-// is the domain's note.ErrInvalidExpiry with its reason.
-func Expiry(s string, now time.Time) (*time.Time, error) {
-	t, err := note.ParseExpiry(s, now)
-	if err != nil {
-		return nil, err
-	}
-	return &t, nil
-}
-
 // PageURL returns the public URL of a publication, its page, as every response that
 // names a publication gives it.
 func PageURL(notes *note.Core, cuid string) string {
 	return routes.NotePage.URL(notes.PublicURL(), cuid)
 }
 
-// Warning is a warning in a publish or PATCH response (CONTRACT.md "Stale updates and
-// warnings").
-type Warning struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Ref     string `json:"ref"`
+// Ref names a publication in a response: its cuid and its page's URL.
+func Ref(notes *note.Core, cuid string) wire.Ref {
+	return wire.Ref{Cuid: cuid, URL: PageURL(notes, cuid)}
 }
 
 // Warnings returns the response's warnings array: empty, never null, when there are none.
-func Warnings(ws []note.Warning) []Warning {
-	out := make([]Warning, len(ws))
+func Warnings(ws []note.Warning) []wire.Warning {
+	out := make([]wire.Warning, len(ws))
 	for i, w := range ws {
-		out[i] = Warning{Code: w.Code, Message: w.Message, Ref: w.Ref}
+		out[i] = wire.Warning{Code: w.Code, Message: w.Message, Ref: w.Ref}
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package noteapi_test
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"reflect"
@@ -73,16 +72,16 @@ func TestPropertiesNestingIsCapped(t *testing.T) {
 		{"an array 10,000 levels deep", deep(10_000, "[", "]"), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := noteapi.Properties(json.RawMessage(tt.raw))
+			m, err := note.ParseProperties([]byte(tt.raw))
 			if tt.ok {
 				if err != nil || m == nil {
-					t.Fatalf("Properties = %v, %v; want the object", m, err)
+					t.Fatalf("ParseProperties = %v, %v; want the object", m, err)
 				}
 				return
 			}
 			if e := errs.As(err, noteapi.Translate); err == nil || e.Status != http.StatusBadRequest || e.Code != errs.InvalidProperties ||
 				!strings.Contains(e.Message, "32 levels") {
-				t.Fatalf("Properties = %v, %v; want 400 invalid_properties naming the limit", m, err)
+				t.Fatalf("ParseProperties = %v, %v; want 400 invalid_properties naming the limit", m, err)
 			}
 		})
 	}

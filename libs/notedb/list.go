@@ -10,7 +10,7 @@ import (
 )
 
 // listColumns are the columns of the owner's list: not the content or its render.
-const listColumns = "cuid, account_cuid, title, summary, show_properties, expires_at, unpublished, created_ms, created_at, updated_at, etag"
+const listColumns = "cuid, account_cuid, title, summary, path, show_properties, expires_at, unpublished, created_ms, created_at, updated_at, etag"
 
 // List implements note.Storer.
 func (s *Store) List(ctx context.Context, accountCUID string, after *note.Cursor, limit int) ([]note.Publication, error) {

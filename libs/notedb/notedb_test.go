@@ -3,6 +3,7 @@ package notedb_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"testing"
@@ -45,7 +46,7 @@ func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredIm
 	p := note.Publication{CUID: cuid, AccountCUID: f.owner,
 		Text:      note.Text{Title: &title, Content: "# Hello", ShowProperties: true, Properties: map[string]any{"k": "v"}},
 		CreatedAt: f.now, UpdatedAt: f.now, HTML: "<h1>Hello</h1>", RenderVersion: 1, RenderID: "r1",
-		Links: note.Links{Nonce: "n1", List: []note.Link{{Title: "B"}, {Title: "C_%", Fragment: "part"}}}, ETag: etag}
+		Links: note.Links{Nonce: "n1", List: []note.Link{{Target: "B"}, {Target: "C_%", Fragment: "part"}}}, ETag: etag}
 	if len(images) > 0 {
 		// Create settles the reservation the upload of the images made.
 		var size int64
@@ -102,7 +103,7 @@ func TestSaveRenderKeepsNewerStates(t *testing.T) {
 		} {
 			next := p
 			next.ETag, next.HTML, next.RenderVersion, next.RenderID = c.etag, c.html, c.version, "r1:"+c.html
-			next.Links = note.Links{Nonce: "n:" + c.html, List: []note.Link{{Title: "D"}}}
+			next.Links = note.Links{Nonce: "n:" + c.html, List: []note.Link{{Target: "D"}}}
 			if err := f.store.SaveRender(ctx, next, c.prev); err != nil {
 				t.Fatal(err)
 			}
@@ -113,7 +114,7 @@ func TestSaveRenderKeepsNewerStates(t *testing.T) {
 			if v.HTML != c.wantHTML || v.RenderVersion != c.wantVersion {
 				t.Errorf("%s: html %q version %d, want %q %d", c.name, v.HTML, v.RenderVersion, c.wantHTML, c.wantVersion)
 			}
-			if v.HTML != p.HTML && (v.RenderID != "r1:"+v.HTML || v.Links.Nonce != "n:"+v.HTML || !reflect.DeepEqual(v.Links.List, []note.Link{{Title: "D"}})) {
+			if v.HTML != p.HTML && (v.RenderID != "r1:"+v.HTML || v.Links.Nonce != "n:"+v.HTML || !reflect.DeepEqual(v.Links.List, []note.Link{{Target: "D"}})) {
 				t.Errorf("%s: render id %q links %+v not stored with the html", c.name, v.RenderID, v.Links)
 			}
 			if v.HTML == p.HTML && !reflect.DeepEqual(v.Links, p.Links) {
@@ -123,21 +124,19 @@ func TestSaveRenderKeepsNewerStates(t *testing.T) {
 	})
 }
 
-func TestResolveTitlesFindsTheAuthorsActiveNotes(t *testing.T) {
+func TestResolveNamesFindsTheAuthorsActiveNotes(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
 		ctx := context.Background()
-		older := f.create(t, "aaaaaaaaaaaaaaaaaaaaaaaa", "e1")
-		newer := older
-		newer.CUID, newer.UpdatedAt = "bbbbbbbbbbbbbbbbbbbbbbbb", f.now.Add(time.Second)
-		expired, gone := older, older
-		title := "Expired"
-		expired.CUID, expired.Title, expired.ExpiresAt = "cccccccccccccccccccccccc", &title, &f.now
-		title2 := "Gone"
-		gone.CUID, gone.Title = "dddddddddddddddddddddddd", &title2
-		soon, title3, later := older, "Soon", f.now.Add(time.Hour)
-		soon.CUID, soon.Title, soon.ExpiresAt = "eeeeeeeeeeeeeeeeeeeeeeee", &title3, &later
-		for _, p := range []note.Publication{newer, expired, gone, soon} {
+		titled := f.create(t, "aaaaaaaaaaaaaaaaaaaaaaaa", "e1") // "A title", no path
+		pathed, expired, gone, soon := titled, titled, titled, titled
+		pathed.CUID, pathed.Title, pathed.Path = "bbbbbbbbbbbbbbbbbbbbbbbb", nil, new("Garden/Ünïcode Plan.md")
+		pathed.Properties = map[string]any{"aliases": []any{"Watering"}}
+		expired.CUID, expired.Title, expired.ExpiresAt = "cccccccccccccccccccccccc", new("Expired"), &f.now
+		gone.CUID, gone.Title = "dddddddddddddddddddddddd", new("Gone")
+		later := f.now.Add(time.Hour)
+		soon.CUID, soon.Title, soon.ExpiresAt = "eeeeeeeeeeeeeeeeeeeeeeee", new("Soon"), &later
+		for _, p := range []note.Publication{pathed, expired, gone, soon} {
 			if err := f.store.Create(ctx, p, nil, ""); err != nil {
 				t.Fatal(err)
 			}
@@ -145,16 +144,29 @@ func TestResolveTitlesFindsTheAuthorsActiveNotes(t *testing.T) {
 		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now); err != nil {
 			t.Fatal(err)
 		}
-		got, err := f.store.ResolveTitles(ctx, f.owner, []string{"A title", "Expired", "Gone", "Soon", "None"}, f.now)
+		keys := []string{note.MatchKey("a TITLE"), note.MatchKey("expired"), note.MatchKey("gone"), note.MatchKey("soon"),
+			note.MatchKey("garden/ünïcode plan.md"), note.MatchKey("ÜNÏCODE PLAN"), note.MatchKey("watering")}
+		hits, err := f.store.ResolveNames(ctx, f.owner, keys, f.now)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := map[string]note.LinkTarget{"A title": {CUID: newer.CUID}, "Soon": {CUID: soon.CUID, ExpiresAt: &later}}
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("resolved %+v, want %+v (the latest updated active note of each title, with its expiry)", got, want)
+		var got []string
+		for _, h := range hits {
+			got = append(got, fmt.Sprintf("%s %d %s", h.CUID[:1], h.Kind, h.Path))
 		}
-		if got, err := f.store.ResolveTitles(ctx, "someone-else", []string{"A title"}, f.now); err != nil || len(got) != 0 {
-			t.Errorf("another account's titles resolved %v (%v), want none", got, err)
+		slices.Sort(got)
+		want := []string{"a 4 ", "b 1 Garden/Ünïcode Plan.md", "b 2 Garden/Ünïcode Plan.md", "b 3 Garden/Ünïcode Plan.md", "e 4 "}
+		if !slices.Equal(got, want) {
+			t.Errorf("hits %q, want %q (active notes by title, path, base name and alias; not expired or unshared)", got, want)
+		}
+		if hits, err := f.store.ResolveNames(ctx, "someone-else", keys, f.now); err != nil || len(hits) != 0 {
+			t.Errorf("another account's names resolved %v (%v), want none", hits, err)
+		}
+		taken := titled
+		taken.CUID, taken.Path = "ffffffffffffffffffffffff", new("GARDEN/ünïcode plan.md")
+		var pathErr *note.PathTakenError
+		if err := f.store.Create(ctx, taken, nil, ""); !errors.As(err, &pathErr) || pathErr.Holder != pathed.CUID {
+			t.Errorf("a taken path (by match key): %v, want a PathTakenError naming %s", err, pathed.CUID)
 		}
 	})
 }

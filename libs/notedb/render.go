@@ -16,7 +16,7 @@ func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string)
 	}
 	err = s.db.WithContext(ctx).Model(&publicationRow{}).
 		Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
-		Updates(map[string]any{"html": row.HTML, "render_version": row.RenderVersion, "render_id": row.RenderID, "render_links": row.RenderLinks,
+		Updates(map[string]any{"html": row.HTML, "render_version": row.RenderVersion, "render_id": row.RenderID, "render_links": row.RenderLinks, "render_outline": row.RenderOutline,
 			"render_tries": row.RenderTries, "render_misses": row.RenderMisses, "render_retry_ms": row.RenderRetryMS}).Error
 	return db.Classify(err)
 }

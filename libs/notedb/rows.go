@@ -20,6 +20,7 @@ type textColumns struct {
 	Properties     *string
 	ShowProperties bool
 	ExpiresAt      *time.Time
+	Path           *string
 }
 
 type publicationRow struct {
@@ -37,8 +38,14 @@ type publicationRow struct {
 	RenderLinks   string `gorm:"column:render_links"`
 	RenderTries   int
 	RenderMisses  int
-	RenderRetryMS int64  `gorm:"column:render_retry_ms"`
+	RenderRetryMS int64 `gorm:"column:render_retry_ms"`
+	RenderOutline string
 	ETag          string `gorm:"column:etag"`
+	// PathKey is the match key of Text.Path, unique per account among the publications
+	// that are not unpublished; NamesVersion says which rules wrote the publication's
+	// rows of the link index (note_names).
+	PathKey      *string
+	NamesVersion int
 }
 
 func (publicationRow) TableName() string { return "publications" }
@@ -98,7 +105,7 @@ func toText(t note.Text) (textColumns, error) {
 		props = &s
 	}
 	return textColumns{Title: t.Title, Summary: t.Summary, Content: t.Content, Properties: props,
-		ShowProperties: t.ShowProperties, ExpiresAt: t.ExpiresAt}, nil
+		ShowProperties: t.ShowProperties, ExpiresAt: t.ExpiresAt, Path: t.Path}, nil
 }
 
 // fromText decodes a note's text from its columns.
@@ -108,7 +115,7 @@ func fromText(c textColumns) (note.Text, error) {
 		return note.Text{}, err
 	}
 	return note.Text{Title: c.Title, Summary: c.Summary, Content: c.Content, Properties: props,
-		ShowProperties: c.ShowProperties, ExpiresAt: utc(c.ExpiresAt)}, nil
+		ShowProperties: c.ShowProperties, ExpiresAt: utc(c.ExpiresAt), Path: c.Path}, nil
 }
 
 func toRow(p note.Publication) (publicationRow, error) {
@@ -128,10 +135,16 @@ func toRow(p note.Publication) (publicationRow, error) {
 	if !p.RenderRetry.IsZero() {
 		retry = p.RenderRetry.UnixMilli()
 	}
+	var pathKey *string
+	if p.Path != nil {
+		k := note.MatchKey(*p.Path)
+		pathKey = &k
+	}
 	return publicationRow{CUID: p.CUID, AccountCUID: p.AccountCUID, Text: text, Unpublished: p.Unpublished,
 		CreatedMS: p.CreatedAt.UnixMilli(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
-		HTML: p.HTML, RenderVersion: p.RenderVersion, RenderID: p.RenderID, RenderLinks: links,
-		RenderTries: p.RenderTries, RenderMisses: p.RenderMisses, RenderRetryMS: retry, ETag: p.ETag}, nil
+		HTML: p.HTML, RenderVersion: p.RenderVersion, RenderID: p.RenderID, RenderLinks: links, RenderOutline: p.Outline,
+		RenderTries: p.RenderTries, RenderMisses: p.RenderMisses, RenderRetryMS: retry, ETag: p.ETag,
+		PathKey: pathKey, NamesVersion: note.NamesVersion}, nil
 }
 
 func fromRow(r publicationRow) (note.Publication, error) {
@@ -141,7 +154,7 @@ func fromRow(r publicationRow) (note.Publication, error) {
 	}
 	p := note.Publication{CUID: r.CUID, AccountCUID: r.AccountCUID, Text: text, Unpublished: r.Unpublished,
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), HTML: r.HTML, RenderVersion: r.RenderVersion, RenderID: r.RenderID,
-		RenderTries: r.RenderTries, RenderMisses: r.RenderMisses, ETag: r.ETag}
+		RenderTries: r.RenderTries, RenderMisses: r.RenderMisses, ETag: r.ETag, Outline: r.RenderOutline}
 	if r.RenderRetryMS != 0 {
 		p.RenderRetry = time.UnixMilli(r.RenderRetryMS).UTC()
 	}

@@ -18,7 +18,7 @@ func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
 
 // Update implements note.Storer.
 func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
-	apply func(*note.Publication, []string, note.ResolveTitles) error) (note.Publication, error) {
+	apply func(*note.Publication, []string, note.ResolveNames) error) (note.Publication, error) {
 	var out note.Publication
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var row publicationRow
@@ -47,10 +47,13 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		if err != nil {
 			return err
 		}
-		resolve := func(ctx context.Context, accountCUID string, titles []string, now time.Time) (map[string]note.LinkTarget, error) {
-			return resolveTitles(tx.WithContext(ctx), accountCUID, titles, now)
+		resolve := func(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]note.NameHit, error) {
+			return resolveNames(tx.WithContext(ctx), accountCUID, keys, now)
 		}
 		if err := apply(&p, names, resolve); err != nil {
+			return err
+		}
+		if err := checkPathFree(tx, p); err != nil {
 			return err
 		}
 		next, err := toRow(p)
@@ -59,6 +62,9 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		}
 		next.NextVersion = row.NextVersion + 1
 		if err := tx.Select("*").Updates(&next).Error; err != nil {
+			return err
+		}
+		if err := writeNames(tx, p); err != nil {
 			return err
 		}
 		if len(images) > 0 {
@@ -84,6 +90,9 @@ func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now tim
 		}
 		if res.RowsAffected == 0 {
 			return note.ErrNotFound
+		}
+		if err := tx.Where("publication_cuid = ?", cuid).Delete(&nameRow{}).Error; err != nil {
+			return err
 		}
 		var released struct{ Bytes, Images int64 }
 		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).

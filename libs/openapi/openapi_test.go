@@ -239,7 +239,7 @@ func TestValidatorChecksResponsesAgainstTheDocument(t *testing.T) {
 		{"304 where none is documented", "GET", "/api/user/notes", 304, h(), "", false},
 		{"og image", "GET", "/api/og/" + cuid + ".png", 200, cached("image/png"), pngHeader, true},
 		{"list page", "GET", "/api/user/notes?limit=1", 200, h("Content-Type", jsonType),
-			`{"notes":[{"cuid":"` + cuid + `","url":"http://x/s/` + cuid + `","title":null,"summary":null,"status":"active",` +
+			`{"notes":[{"cuid":"` + cuid + `","url":"http://x/s/` + cuid + `","title":null,"summary":null,"path":"Garden/Plan.md","status":"active",` +
 				`"created_at":"2026-11-22T10:00:00.000Z","updated_at":"2026-11-22T10:00:00.000Z","expires_at":null,"etag":"e1"}],"next_cursor":null}`, true},
 		{"list page with a null list", "GET", "/api/user/notes", 200, h("Content-Type", jsonType), `{"notes":null,"next_cursor":null}`, false},
 	}

@@ -43,10 +43,12 @@ func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
 	next := tat.Add(interval)
 	allowAt := next.Add(-interval * time.Duration(l.Rate))
 	if now.Before(allowAt) {
-		return Result{RetryAfter: allowAt.Sub(now)}, nil
+		return Result{RetryAfter: allowAt.Sub(now), Known: true, ResetAfter: tat.Sub(now)}, nil
 	}
 	m.tat[k] = next
-	return Result{Allowed: true}, nil
+	// As redis_rate: the whole intervals by which now is past allowAt are the requests
+	// still allowed now, and the key is back at a full burst when its TAT has passed.
+	return Result{Allowed: true, Known: true, Remaining: int(now.Sub(allowAt) / interval), ResetAfter: next.Sub(now)}, nil
 }
 
 // sweep forgets keys whose TAT has passed: they are back at a full burst, which is what a

@@ -30,7 +30,10 @@ func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) 
 	if err != nil {
 		return Result{}, fmt.Errorf("rate limit %s: %w", l.Name, err)
 	}
-	return Result{Allowed: res.Allowed > 0, RetryAfter: res.RetryAfter}, nil
+	// Redis's clock counts microseconds; rounding to them drops the float error of the
+	// script's arithmetic, which would otherwise round 1.0000000001 s up to 2 whole seconds.
+	return Result{Allowed: res.Allowed > 0, RetryAfter: res.RetryAfter.Round(time.Microsecond),
+		Known: true, Remaining: res.Remaining, ResetAfter: res.ResetAfter.Round(time.Microsecond)}, nil
 }
 
 // FailOpen admits requests when the limiter behind it fails (Redis down). The limits are

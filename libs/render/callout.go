@@ -8,6 +8,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/renderer"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
@@ -85,6 +86,9 @@ func (callouts) Transform(doc *ast.Document, reader text.Reader, _ parser.Contex
 			q.RemoveChild(q, para)
 		}
 		c := &calloutNode{Variety: kind, Fold: m[2]}
+		if id, ok := q.AttributeString("id"); ok {
+			c.SetAttributeString("id", id) // a block id (see outliner)
+		}
 		c.AppendChild(c, title)
 		for child := q.FirstChild(); child != nil; {
 			next := child.NextSibling()
@@ -136,6 +140,7 @@ func (callouts) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 			return ast.WalkContinue, nil
 		}
 		_, _ = w.WriteString("<" + box + ` class="callout callout-` + c.Variety + `"`)
+		gmhtml.RenderAttributes(w, c, gmhtml.GlobalAttributeFilter)
 		if c.Fold == "+" {
 			_, _ = w.WriteString(" open")
 		}

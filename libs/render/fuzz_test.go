@@ -32,6 +32,8 @@ func FuzzLinear(f *testing.F) {
 		"|a|\n|-|\n", "|", "> [!note] a\n", "> [!tip]- a\n> b\n", "==a", "a==", "#a ", "#a/b", "[[a", "[[a]]",
 		"![[a", "$a", "$$", "$$\na\n", "%%a", "%%\na\n", "```\n", "```go\na\n", "~~~\n", "[^a]", "[^a]: b\n",
 		"www.a.", "http://a", "~~a", "- [ ] ", "- [x] a\n",
+		// Anchors, block ids, note links within and between notes, sizes.
+		"# a\n", "a ^b\n", "^b\n\n", "- a ^b\n", "[[#a]]", "[[#a#b|c]]", "[[a\\|b]]", "[a](b.md#c)", "[a](#b)", "![a|3](b)",
 	} {
 		f.Add(unit)
 	}

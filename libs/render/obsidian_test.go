@@ -18,18 +18,19 @@ import (
 func TestWikilinksResolveWhenThePageIsBuilt(t *testing.T) {
 	src := "[[Found]], [[Found|again]], [[Found#Part Two]], [[ Lost ]] and `[[Code]]`.\n"
 	res := markdown(t, src)
-	want := []render.Link{{Title: "Found"}, {Title: "Found", Fragment: "part-two"}, {Title: "Lost"}}
+	want := []render.Link{{Target: "Found"}, {Target: "Found", Fragment: "Part Two"}, {Target: "Lost"}}
 	if !slices.Equal(res.Links, want) || res.Nonce == "" {
 		t.Fatalf("links %+v nonce %q, want %+v", res.Links, res.Nonce, want)
 	}
 	if strings.Contains(string(res.HTML), "<a") || strings.Contains(string(res.HTML), "Found</") {
 		t.Errorf("the render resolved links itself:\n%s", res.HTML)
 	}
-	html := render.ResolveLinks(string(res.HTML), res.Nonce, res.Links, []string{`https://share.example/s/abc?x="y"`, `https://share.example/s/abc?x="y"`, ""})
+	// The caller gives whole hrefs, the fragment's anchor included.
+	html := render.ResolveLinks(string(res.HTML), res.Nonce, res.Links, []string{`https://share.example/s/abc?x="y"`, `https://share.example/s/abc?x="y"#n-part-two`, ""})
 	for _, want := range []string{
 		`<a class="wikilink" href="https://share.example/s/abc?x=%22y%22">Found</a>`,
 		`<a class="wikilink" href="https://share.example/s/abc?x=%22y%22">again</a>`,
-		`<a class="wikilink" href="https://share.example/s/abc?x=%22y%22#part-two">Found &gt; Part Two</a>`,
+		`<a class="wikilink" href="https://share.example/s/abc?x=%22y%22#n-part-two">Found &gt; Part Two</a>`,
 		`<span class="wikilink unresolved">Lost</span>`, "<code>[[Code]]</code>",
 	} {
 		if !strings.Contains(html, want) {

@@ -35,8 +35,11 @@
 //     store (libs/note keeps neither for good unless the note missed its own bound twice).
 //
 // Links between notes are not resolved here: a note's render depends on that note only.
-// Each wikilink is written as a pair of placeholders that ResolveLinks replaces by a
-// link or a plain span when a page is built.
+// Each link to another note (Result.Links) is written as a pair of placeholders that
+// ResolveLinks replaces by a link or a plain span when a page is built; a fragment of it
+// is resolved by the Outline of the note it names (Result.Outline, Outline.Anchor).
+// Links within the note are resolved here. Every id of the HTML starts with IDPrefix.
+// References finds the links and embeds of a note as this package reads them.
 //
 // Markdown returns as soon as its context is done.
 package render
@@ -65,7 +68,10 @@ import (
 // 4: wikilinks as placeholders resolved when a page is built (ResolveLinks), without
 // rel="nofollow" (they lead to the author's own notes); constructs over the parse bounds
 // shown as their text (bounds.go).
-const Version = 4
+// 5: Obsidian's heading anchors (every script) and block ids, all ids prefixed (IDPrefix),
+// note links as written (Markdown links to .md files too), same-note links resolved,
+// image sizes.
+const Version = 5
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
 type Fallback struct {
@@ -101,6 +107,9 @@ type Result struct {
 	// placeholders' nonce; both empty when the note was shown whole as text.
 	Links []Link
 	Nonce string
+	// Outline is the note's headings and block ids, for the links into it (see
+	// Outline.Anchor); empty when the note was shown whole as text.
+	Outline Outline
 	// Miss is why the note was shown whole as text, when the reason may pass.
 	Miss Miss
 }
@@ -138,7 +147,7 @@ var markdown = goldmark.New(
 		extension.Strikethrough,
 		extension.Linkify,
 		extension.TaskList,
-		extension.Footnote,
+		extension.NewFootnote(extension.WithFootnoteIDPrefix(IDPrefix)),
 		codeBlocks{},
 		callouts{},
 		highlights{},
@@ -146,8 +155,8 @@ var markdown = goldmark.New(
 		wikilinks{},
 		maths{},
 		comments{},
+		outlines{},
 	),
-	goldmark.WithParserOptions(parser.WithAutoHeadingID()),
 )
 
 // policy is the allowlist every rendered note passes through: bluemonday's policy for
@@ -158,7 +167,9 @@ var policy = func() *bluemonday.Policy {
 	p.AllowElements("mark", "details", "summary")
 	p.AllowAttrs("class").Matching(token).OnElements("pre", "code", "span", "div", "p", "a", "sup", "ol", "li", "hr", "details", "summary")
 	p.AllowAttrs("open").Matching(regexp.MustCompile(`^(open)?$`)).OnElements("details")
-	p.AllowAttrs("id").Matching(token).OnElements("h1", "h2", "h3", "h4", "h5", "h6", "li", "sup")
+	// The ids the renderer gives (see IDPrefix): heading anchors, block ids, footnotes.
+	p.AllowAttrs("id").Matching(regexp.MustCompile(`^`+IDPrefix+`[\p{L}\p{M}\p{N}_:^-]+$`)).
+		OnElements("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "ul", "ol", "blockquote", "table", "div", "details", "sup")
 	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(left|right|center)$`)).OnElements("th", "td")
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^$`)).OnElements("input")
@@ -223,7 +234,8 @@ func Markdown(ctx context.Context, src string, opts Options) (Result, error) {
 // whole as preformatted text.
 func render(ctx context.Context, src string) (Result, error) {
 	source := []byte(src)
-	doc := markdown.Parser().Parse(text.NewReader(source))
+	pc := parser.NewContext()
+	doc := markdown.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
 	r := &run{ctx: ctx, max: MaxHTML(len(source)), budget: highlightBudget, code: map[*ast.FencedCodeBlock]*codeOutcome{},
 		lexers: map[string]chroma.Lexer{}, nonce: newNonce()}
 	r.links, r.linkIndex = collectLinks(doc)
@@ -251,7 +263,7 @@ func render(ctx context.Context, src string) (Result, error) {
 		for _, f := range append(failed, left...) {
 			last.fallback(f.Ref, f.Reason)
 		}
-		p.Fallbacks, p.Links = last.fallbacks, r.links
+		p.Fallbacks, p.Links, p.Outline = last.fallbacks, r.links, *outlineOf(pc)
 		if len(r.links) > 0 {
 			p.Nonce = r.nonce
 		}

@@ -49,8 +49,8 @@ func TestMarkdownFeatures(t *testing.T) {
 		{"strikethrough and autolinks", "~~old~~ www.example.com\n",
 			[]string{"<del>old</del>", `<a href="http://www.example.com" rel="nofollow">www.example.com</a>`}, nil},
 		{"a footnote links both ways", "Text.[^1]\n\n[^1]: Note.\n",
-			[]string{`<sup id="fnref:1"><a href="#fn:1" class="footnote-ref" role="doc-noteref" rel="nofollow">1</a></sup>`, `<li id="fn:1">`, `class="footnote-backref"`}, nil},
-		{"headings have ids", "## Hello World\n", []string{`<h2 id="hello-world">Hello World</h2>`}, nil},
+			[]string{`<sup id="n-fnref:1"><a href="#n-fn:1" class="footnote-ref" role="doc-noteref" rel="nofollow">1</a></sup>`, `<li id="n-fn:1">`, `class="footnote-backref"`}, nil},
+		{"headings have ids", "## Hello World\n", []string{`<h2 id="n-hello-world">Hello World</h2>`}, nil},
 		{"a callout is a titled box", "> [!warning] Be careful\n> Body **text**.\n",
 			[]string{`<div class="callout callout-warning"><p class="callout-title"><svg class="callout-icon"`, `</svg>Be careful</p>`, "<p>Body <strong>text</strong>.</p>"},
 			[]string{"<blockquote>"}},
@@ -390,6 +390,7 @@ func FuzzMarkdown(f *testing.F) {
 		"| a | b |\n|---|:-:|\n| 1 |\n|\n",
 		"> [!tip]- Title\n> > nested [link](https://example.com) <b>x</b>\n",
 		"Text[^1] www.example.com ~~x~~ **y** `z`\n\n[^1]: note\n",
+		"# A\n\n[[N#A#B|x]] ![[x.png|3x4]] [a](N.md#h) ![b|5](<c d.png>) [[#A]] text ^id\n\n^list\n",
 	} {
 		f.Add(seed)
 	}
@@ -400,6 +401,12 @@ func FuzzMarkdown(f *testing.F) {
 		}
 		if max := render.MaxHTML(len(src)); len(res.HTML) > max {
 			t.Fatalf("%d bytes of HTML, cap %d", len(res.HTML), max)
+		}
+		for _, r := range render.References(src) {
+			if r.Start < 0 || r.End > len(src) || r.Start >= r.End || !strings.ContainsAny(src[r.Start:r.Start+1], "[!") ||
+				r.DestStart >= 0 && (r.DestStart < r.Start || r.DestEnd > r.End || r.DestStart > r.DestEnd) {
+				t.Fatalf("reference %+v out of place in %q", r, src)
+			}
 		}
 	})
 }
@@ -458,8 +465,13 @@ var obsidianFixture = func() string {
 func resolveLinked(res render.Result) string {
 	urls := make([]string, len(res.Links))
 	for i, l := range res.Links {
-		if l.Title == "Linked note" {
+		if l.Target == "Linked note" || l.Target == "Folder/Linked note.md" {
+			// As the page's builder makes them: the page, and the anchor of the
+			// fragment there.
 			urls[i] = "https://share.example/s/linked"
+			if l.Fragment != "" {
+				urls[i] += "#" + render.IDPrefix + strings.ToLower(l.Fragment)
+			}
 		}
 	}
 	return render.ResolveLinks(string(res.HTML), res.Nonce, res.Links, urls)

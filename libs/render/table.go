@@ -41,7 +41,12 @@ type boundedTables struct{ parser.ParagraphTransformer }
 
 func (t boundedTables) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
 	if tableFits(node.Lines(), reader.Source()) {
+		start, parent, next := -1, node.Parent(), node.NextSibling()
+		if node.Lines().Len() > 0 {
+			start = node.Lines().At(0).Start
+		}
 		t.ParagraphTransformer.Transform(node, reader, pc)
+		moveToTable(pc, start, parent, next)
 		return
 	}
 	o := &oversized{reason: reasonTable}

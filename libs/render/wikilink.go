@@ -13,38 +13,60 @@ import (
 	"github.com/yuin/goldmark/util"
 )
 
-// wikilinks is the goldmark extension for Obsidian's links between notes: `[[Title]]`,
-// `[[Title|shown]]`, `[[Title#Heading]]` and the embed `![[Title]]`, on one line. A link
-// whose title resolves (see ResolveLinks) becomes a link to that note (to the heading's id,
-// as the note's page makes it), any other shows its text as plain text: the shown part,
-// else the title and any heading as Obsidian shows them, "Title > Heading". Image
-// references that the note's own images resolve were rewritten into Markdown images
-// before the render (libs/note), so those left here name no image of the note and show
-// as text.
+// wikilinks is the goldmark extension for Obsidian's links between notes: `[[target]]`,
+// `[[target|shown]]`, `[[target#fragment]]`, `[[#fragment]]` and the embed `![[target]]`,
+// on one line; in a table `[[target\|shown]]`, whose "\" escapes the pipe from the table,
+// is the same link. Markdown links to a note, `[text](Folder/Note%20name.md#Heading)`,
+// become note links too (see noteLinks).
+//
+// A link to another note is written as placeholders (see ResolveLinks) and leads where
+// the page's builder resolves it; a link within the note (empty target) is resolved here,
+// to the anchor its fragment names (Outline.Anchor). A link that leads nowhere, and a
+// link or embed naming a file other than a note (see IsAttachment), shows its text as
+// plain text. The text is what Obsidian shows: the shown part, else the target and each
+// part of the fragment joined by " > " ("Note > Heading", "Heading" for `[[#Heading]]`).
+// Image references that the note's own images resolve were rewritten into Markdown
+// images before the render (libs/note), so those left here name no image of the note.
 type wikilinks struct{}
 
 var kindWikiLink = ast.NewNodeKind("WikiLink")
 
 type wikiLinkNode struct {
 	ast.BaseInline
-	Title    string // the note the link names: the target before any '#', trimmed
-	Fragment string // the id of the heading it names, or ""
-	Shown    string // what the page shows
+	Link
+	Shown string // what the page shows of a wikilink
+	// Markdown: a Markdown link, whose children are what the page shows.
+	Markdown bool
+	// Anchor is where a link within the note leads ("" for nowhere): see noteLinks.
+	Anchor string
+	// Of a wikilink: its text after "|", its size, and where it is in the source.
+	Alias         string
+	Width, Height int
+	start, end    int
 }
 
 func (n *wikiLinkNode) Kind() ast.NodeKind { return kindWikiLink }
 
 func (n *wikiLinkNode) Dump(source []byte, level int) {
-	ast.DumpHelper(n, source, level, map[string]string{"Title": n.Title, "Fragment": n.Fragment, "Shown": n.Shown}, nil)
+	ast.DumpHelper(n, source, level, map[string]string{"Target": n.Target, "Fragment": n.Fragment, "Shown": n.Shown}, nil)
 }
 
-// maxWikiTarget is the longest `[[…]]` read as a link, as in libs/note's references.
+// maxWikiTarget is the longest `[[…]]` read as a link.
 const maxWikiTarget = 255
+
+// wikiInner reports whether inner, the text between `[[` and the first `]]` after it,
+// makes a wikilink: it is one line of 1 to maxWikiTarget bytes, holds no other `[[` and
+// does not start with `[` (`[[[a]]` is a "[" before `[[a]]`). A file's name may hold a
+// bracket: `[[x[1].gif]]` names "x[1].gif".
+func wikiInner(inner []byte) bool {
+	return len(inner) > 0 && len(inner) <= maxWikiTarget && inner[0] != '[' &&
+		!bytes.Contains(inner, []byte("[[")) && bytes.IndexByte(inner, '\n') < 0
+}
 
 func (wikilinks) Trigger() []byte { return []byte{'[', '!'} }
 
 func (wikilinks) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Node {
-	line, _ := block.PeekLine()
+	line, segment := block.PeekLine()
 	open := 0
 	if len(line) > 0 && line[0] == '!' {
 		open = 1
@@ -54,153 +76,129 @@ func (wikilinks) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.Node
 	}
 	start := open + 2
 	end := bytes.Index(line[start:], []byte("]]"))
-	if end <= 0 || end > maxWikiTarget || bytes.ContainsAny(line[start:start+end], "[]\n") {
+	if end < 0 || !wikiInner(line[start:start+end]) {
 		return nil
 	}
-	inner := string(line[start : start+end])
-	block.Advance(start + end + 2)
-	target, shown, aliased := strings.Cut(inner, "|")
-	title, heading, _ := strings.Cut(target, "#")
-	n := &wikiLinkNode{Title: strings.TrimSpace(title), Shown: strings.TrimSpace(shown)}
-	if heading = strings.TrimSpace(heading); heading != "" {
-		// The id the heading's first instance gets on its page (parser.WithAutoHeadingID).
-		n.Fragment = string(parser.NewContext().IDs().Generate([]byte(heading), ast.KindHeading))
+	w := parseWikilink(string(line[start:start+end]), open == 1)
+	if w.Target == "" && w.Fragment == "" {
+		return nil
 	}
-	if !aliased {
-		n.Shown = n.Title
-		if heading != "" {
-			n.Shown += " > " + heading
+	block.Advance(start + end + 2)
+	n := &wikiLinkNode{Link: w.Link, Shown: w.Shown, Alias: w.Alias, Width: w.Width, Height: w.Height,
+		start: segment.Start, end: segment.Start + start + end + 2}
+	return withText(n, n.Shown)
+}
+
+// wikilink is the inside of a `[[…]]` read as Obsidian reads it.
+type wikilink struct {
+	Link
+	Shown  string // what a page shows for it
+	Alias  string // the text after "|", trimmed ("" for none)
+	Width  int    // of an embed `![[x.png|300x200]]`: its size (0 for none)
+	Height int
+}
+
+// parseWikilink reads inner, the text between `[[` and `]]`.
+func parseWikilink(inner string, embed bool) wikilink {
+	target, alias, aliased := strings.Cut(inner, "|")
+	aliased = aliased && strings.TrimSpace(alias) != ""
+	target = strings.TrimSuffix(target, `\`) // `\|` in a table
+	name, fragment, _ := strings.Cut(target, "#")
+	w := wikilink{Link: Link{Target: strings.TrimSpace(name), Fragment: strings.TrimSpace(fragment), Embed: embed},
+		Alias: strings.TrimSpace(alias)}
+	if embed && aliased {
+		w.Width, w.Height = parseSize(w.Alias)
+	}
+	if w.Width > 0 {
+		w.Alias = ""
+	}
+	switch {
+	case w.Alias != "":
+		w.Shown = w.Alias
+	case embed && IsAttachment(w.Target):
+		w.Shown = w.Target // a file the page cannot show is its name
+	default:
+		w.Shown = shownOf(w.Link)
+	}
+	return w
+}
+
+// shownOf is what Obsidian shows for a link without shown text: its target and each
+// part of its fragment, joined by " > ".
+func shownOf(l Link) string {
+	parts := []string{}
+	if l.Target != "" {
+		parts = append(parts, l.Target)
+	}
+	if l.Fragment != "" {
+		for _, p := range strings.Split(l.Fragment, "#") {
+			if p = strings.TrimSpace(p); p != "" {
+				parts = append(parts, p)
+			}
 		}
 	}
-	return withText(n, n.Shown)
+	return strings.Join(parts, " > ")
+}
+
+// parseSize reads an Obsidian size, "300" or "300x200", each at most 5 digits; 0, 0
+// when s is none.
+func parseSize(s string) (width, height int) {
+	w, h, hasHeight := strings.Cut(s, "x")
+	width, height = dimension(w), 0
+	if hasHeight {
+		height = dimension(h)
+		if height == 0 {
+			return 0, 0
+		}
+	}
+	return width, height
+}
+
+// dimension is s read as a size of at most 5 digits, or 0.
+func dimension(s string) int {
+	if s == "" || len(s) > 5 || strings.Trim(s, "0123456789") != "" {
+		return 0
+	}
+	n, _ := strconv.Atoi(s)
+	return n
 }
 
 func (wikilinks) Extend(m goldmark.Markdown) {
 	// Before goldmark's links (200), which would read `[[x]]` as brackets around `[x]`.
-	m.Parser().AddOptions(parser.WithInlineParsers(util.Prioritized(wikilinks{}, 199)))
+	m.Parser().AddOptions(
+		parser.WithInlineParsers(util.Prioritized(wikilinks{}, 198), util.Prioritized(linkEnds{}, 199)),
+		parser.WithASTTransformers(util.Prioritized(noteLinks{}, 60)),
+	)
 	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(wikilinks{}, 199)))
 }
 
 func (wikilinks) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindWikiLink, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !entering {
-			return ast.WalkContinue, nil
-		}
 		l := n.(*wikiLinkNode)
 		s := w.(*sink)
-		shown := util.EscapeHTML([]byte(l.Shown))
-		i, ok := s.linkIndex[l]
-		if !ok {
-			_, _ = s.WriteString(unresolvedOpen)
-			_, _ = s.Write(shown)
-			_, _ = s.WriteString(unresolvedClose)
-			return ast.WalkSkipChildren, nil
+		i, placeholder := s.linkIndex[l]
+		var open, closing string
+		switch {
+		case placeholder:
+			tag := s.nonce + strconv.Itoa(i) + placeholderClose
+			open, closing = linkOpen+tag, linkClose+tag
+		case l.Target == "" && l.Anchor != "":
+			open, closing = `<a class="wikilink" href="#`+string(util.EscapeHTML(util.URLEscape([]byte(l.Anchor), false)))+`">`, "</a>"
+		default:
+			open, closing = unresolvedOpen, unresolvedClose
 		}
-		tag := s.nonce + strconv.Itoa(i) + placeholderClose
-		_, _ = s.WriteString(linkOpen + tag)
-		_, _ = s.Write(shown)
-		_, _ = s.WriteString(linkClose + tag)
-		return ast.WalkSkipChildren, nil
-	})
-}
-
-// Link is a note link of a render: the title of the note it names and the id of the
-// heading it names in that note ("" for none).
-type Link struct {
-	Title    string `json:"title"`
-	Fragment string `json:"fragment,omitempty"`
-}
-
-// maxLinks caps the distinct links of one note that are looked up; the others show as
-// text.
-const maxLinks = 256
-
-// collectLinks returns the distinct links of doc (title and fragment) in document order,
-// at most maxLinks of them, and the index of each wikilink's among them.
-func collectLinks(doc ast.Node) ([]Link, map[*wikiLinkNode]int) {
-	var links []Link
-	index := map[*wikiLinkNode]int{}
-	seen := map[Link]int{}
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		l, ok := n.(*wikiLinkNode)
-		if !ok || !entering || l.Title == "" {
+		if !entering {
+			if l.Markdown {
+				_, _ = s.WriteString(closing)
+			}
 			return ast.WalkContinue, nil
 		}
-		k := Link{Title: l.Title, Fragment: l.Fragment}
-		i, ok := seen[k]
-		if !ok {
-			if len(links) == maxLinks {
-				return ast.WalkContinue, nil
-			}
-			i = len(links)
-			seen[k] = i
-			links = append(links, k)
+		_, _ = s.WriteString(open)
+		if l.Markdown {
+			return ast.WalkContinue, nil
 		}
-		index[l] = i
-		return ast.WalkContinue, nil
+		_, _ = s.Write(util.EscapeHTML([]byte(l.Shown)))
+		_, _ = s.WriteString(closing)
+		return ast.WalkSkipChildren, nil
 	})
-	return links, index
-}
-
-// A wikilink of a stored render is its shown text between two placeholders: linkOpen,
-// the render's nonce, the link's index and placeholderClose before it, and the same with
-// linkClose after it. They are text, as generated markup's placeholders are (see
-// generated.go), so the sanitizer keeps them, and the nonce keeps a note from forging
-// them.
-const (
-	linkOpen        = "\ue002"
-	linkClose       = "\ue003"
-	unresolvedOpen  = `<span class="wikilink unresolved">`
-	unresolvedClose = "</span>"
-)
-
-// ResolveLinks returns html, a render whose placeholders have nonce, with each link i made a link
-// to urls[i] (the page of the note it names; the link's fragment is added here), or
-// shown as plain text when urls[i] is "". Links whose growth would take the HTML past
-// MaxPage show as text. It is linear in the length of html.
-func ResolveLinks(html, nonce string, links []Link, urls []string) string {
-	if nonce == "" || !strings.Contains(html, linkOpen+nonce) {
-		return html
-	}
-	room := MaxPage - len(html)
-	var b strings.Builder
-	b.Grow(len(html))
-	for {
-		i := strings.Index(html, linkOpen+nonce)
-		if i < 0 {
-			b.WriteString(html)
-			return b.String()
-		}
-		b.WriteString(html[:i])
-		rest := html[i+len(linkOpen)+len(nonce):]
-		end := strings.Index(rest, placeholderClose)
-		k, err := strconv.Atoi(rest[:max(end, 0)])
-		if end < 0 || err != nil || k < 0 || k >= len(links) || k >= len(urls) {
-			// Not written by the render: skip the marker, keep the text.
-			html = rest
-			continue
-		}
-		rest = rest[end+len(placeholderClose):]
-		tag := linkClose + nonce + strconv.Itoa(k) + placeholderClose
-		stop := strings.Index(rest, tag)
-		if stop < 0 {
-			html = rest
-			continue
-		}
-		open, closing := unresolvedOpen, unresolvedClose
-		if url := urls[k]; url != "" {
-			if f := links[k].Fragment; f != "" {
-				url += "#" + f
-			}
-			a := `<a class="wikilink" href="` + string(util.EscapeHTML(util.URLEscape([]byte(url), false))) + `">`
-			if growth := len(a) + len("</a>") - 2*len(tag); growth <= room {
-				open, closing = a, "</a>"
-				room -= growth
-			}
-		}
-		b.WriteString(open)
-		b.WriteString(rest[:stop])
-		b.WriteString(closing)
-		html = rest[stop+len(tag):]
-	}
 }

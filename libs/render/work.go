@@ -266,7 +266,7 @@ func (w *work) wikilink(src []byte, i, stop int) bool {
 		return false
 	}
 	end := w.wiki.find(src, i+2, stop, indexWiki)
-	return end < stop && end > i+2 && end-i-2 <= maxWikiTarget && !bytes.ContainsAny(src[i+2:end], "[]\n")
+	return end < stop && wikiInner(src[i+2:end])
 }
 
 // linesAfter is the number of the block's lines from the one of position i to the last.

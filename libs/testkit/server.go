@@ -17,10 +17,11 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/blob"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 )
 
-// Server is a process serving modules on random loopback ports, exactly as `serve` runs
+// Server is a process serving targets on random loopback ports, exactly as `serve` runs
 // them: the same app.New, router, middleware and listeners.
 type Server struct {
 	URL      string
@@ -55,8 +56,8 @@ func WithBlobs(wrap func(blob.Store) blob.Store) Option { return func(o *options
 // WithClock makes the server read time from c.
 func WithClock(c *Clock) Option { return func(o *options) { o.clock = c } }
 
-// StartServer serves modules on backend b until the test ends.
-func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) *Server {
+// StartServer serves targets on backend b until the test ends.
+func StartServer(t *testing.T, b Backend, targets []app.Target, opts ...Option) *Server {
 	t.Helper()
 	o := collectOptions(opts)
 	public, admin := listenLoopback(t), listenLoopback(t)
@@ -71,7 +72,7 @@ func StartServer(t *testing.T, b Backend, modules []app.Module, opts ...Option) 
 	if o.logs != nil {
 		logs = o.logs
 	}
-	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Modules: modules, Getenv: getenv, Logs: logs, Now: o.clock.Now, WrapBlobs: o.blobs})
+	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Targets: targets, Getenv: getenv, Logs: logs, Now: o.clock.Now, WrapBlobs: o.blobs})
 	if err != nil {
 		cancel()
 		t.Fatal(err)
@@ -293,6 +294,6 @@ func Run(t *testing.T, b Backend, program app.Program, env map[string]string, ar
 	maps.Copy(vars, b.BlobEnv)
 	maps.Copy(vars, env)
 	var out, errOut bytes.Buffer
-	code = program.Main(context.Background(), app.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}, args)
+	code = program.Main(context.Background(), cli.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}, args)
 	return code, out.String(), errOut.String()
 }

@@ -1,6 +1,6 @@
 // Package testkit gives tests real infrastructure: a fresh Postgres database, an
 // isolated Redis key space and an S3 bucket per test, the embedded default (SQLite,
-// in-process limits, files) for the same suites, and a helper that serves modules on
+// in-process limits, files) for the same suites, and a helper that serves targets on
 // random ports.
 //
 // Servers are found in this order: SHARE_TEST_DATABASE_URL / SHARE_TEST_REDIS_URL; the

@@ -10,6 +10,7 @@ import (
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // api serves the auth routes.
@@ -19,22 +20,6 @@ type api struct {
 
 // newAPI returns the API on the account core.
 func newAPI(accounts *account.Core) *api { return &api{accounts: accounts} }
-
-type publishRequest struct {
-	LicenseKey string `json:"license_key"`
-	InstanceID string `json:"instance_id"`
-}
-
-// tokenResponse is SPEC.md's session token response.
-type tokenResponse struct {
-	Token     string `json:"token"`
-	ExpiresAt string `json:"expires_at"`
-	UserCUID  string `json:"user_cuid"`
-	User      struct {
-		Name  string `json:"name"`
-		Email string `json:"email"`
-	} `json:"user"`
-}
 
 // handlers attaches the handlers of the target to its routes; a route added to the
 // target gets its line here.
@@ -46,7 +31,7 @@ func (a *api) handlers() app.Handlers {
 
 // Publish exchanges {license_key, instance_id} for a session token.
 func (a *api) Publish(c *gin.Context) {
-	var req publishRequest
+	var req wire.TokenRequest
 	if err := httpx.DecodeJSON(c, &req); err != nil {
 		errs.Abort(c, err)
 		return
@@ -56,12 +41,7 @@ func (a *api) Publish(c *gin.Context) {
 		errs.Abort(c, err)
 		return
 	}
-	var resp tokenResponse
-	resp.Token = tok.Token
-	resp.ExpiresAt = httpx.FormatTime(tok.ExpiresAt)
-	resp.UserCUID = tok.Account.CUID
-	resp.User.Name = tok.Account.Name
-	resp.User.Email = tok.Account.Email
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, resp)
+	c.JSON(http.StatusOK, wire.Token{Token: tok.Token, ExpiresAt: wire.At(tok.ExpiresAt), UserCuid: tok.Account.CUID,
+		User: wire.User{Name: tok.Account.Name, Email: tok.Account.Email}})
 }

@@ -8,11 +8,11 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// Module is the auth target.
-var Module = app.Module{Name: routes.Auth, New: newService}
+// Target is the auth target.
+var Target = app.Target{Name: routes.Auth, New: newParts}
 
-// newService builds the auth target.
-func newService(d app.Deps) (app.Service, error) {
+// newParts builds the parts of the auth target.
+func newParts(d app.Deps) (app.Parts, error) {
 	a := newAPI(d.Accounts)
-	return app.Service{Handlers: a.handlers()}, nil
+	return app.Parts{Handlers: a.handlers()}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/secret"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/services/auth"
@@ -21,7 +22,7 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-var modules = []app.Module{auth.Module}
+var targets = []app.Target{auth.Target}
 
 func login(t *testing.T, s *testkit.Server, key, instance string, header map[string]string) *testkit.Response {
 	t.Helper()
@@ -41,7 +42,7 @@ func createLicense(t *testing.T, s *testkit.Server, name string) account.Credent
 func TestValidCredentialsGetATwoHourToken(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		clock := testkit.NewClock()
-		s := testkit.StartServer(t, b, modules, testkit.WithClock(clock))
+		s := testkit.StartServer(t, b, targets, testkit.WithClock(clock))
 		creds := createLicense(t, s, "Ada")
 
 		resp := login(t, s, creds.LicenseKey, creds.InstanceID, nil).Expect(t, http.StatusOK, "")
@@ -82,7 +83,7 @@ func TestValidCredentialsGetATwoHourToken(t *testing.T) {
 
 func TestEveryCredentialFailureIsTheSame401(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		s := testkit.StartServer(t, b, modules)
+		s := testkit.StartServer(t, b, targets)
 		mine := createLicense(t, s, "mine")
 		other := createLicense(t, s, "other")
 		revoked := createLicense(t, s, "revoked")
@@ -112,7 +113,7 @@ func TestEveryCredentialFailureIsTheSame401(t *testing.T) {
 
 func TestBadRequestsGetClearErrors(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		s := testkit.StartServer(t, b, modules)
+		s := testkit.StartServer(t, b, targets)
 		cases := []struct {
 			name        string
 			body        string
@@ -138,7 +139,7 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 
 func TestEleventhAuthenticationFromOneIPIsLimited(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		s := testkit.StartServer(t, b, modules)
+		s := testkit.StartServer(t, b, targets)
 		creds := createLicense(t, s, "limited")
 		for i := 1; i <= 10; i++ {
 			key := creds.LicenseKey
@@ -159,7 +160,7 @@ func TestEleventhAuthenticationFromOneIPIsLimited(t *testing.T) {
 func TestForwardedForCountsOnlyFromTrustedProxies(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		t.Run("untrusted peer: header ignored", func(t *testing.T) {
-			s := testkit.StartServer(t, b, modules)
+			s := testkit.StartServer(t, b, targets)
 			for i := range 10 {
 				login(t, s, "k", "i", map[string]string{"X-Forwarded-For": fmt.Sprintf("198.51.100.%d", i)}).Expect(t, 401, "unauthorized")
 			}
@@ -170,7 +171,7 @@ func TestForwardedForCountsOnlyFromTrustedProxies(t *testing.T) {
 			if b.RedisPrefix != "" {
 				b.RedisPrefix = testkit.NewRedisPrefix(t)
 			}
-			s := testkit.StartServer(t, b, modules, testkit.WithEnv("SHARE_TRUSTED_PROXIES", "127.0.0.1/32"))
+			s := testkit.StartServer(t, b, targets, testkit.WithEnv("SHARE_TRUSTED_PROXIES", "127.0.0.1/32"))
 			first := map[string]string{"X-Forwarded-For": "198.51.100.1"}
 			for range 10 {
 				login(t, s, "k", "i", first).Expect(t, 401, "unauthorized")
@@ -189,7 +190,7 @@ func TestLicensesCommand(t *testing.T) {
 		env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
 		run := func(args ...string) (int, string, string) {
 			var out, errOut bytes.Buffer
-			code := (app.Program{Name: "sharenote", Commands: []app.Command{auth.LicensesCommand}}).Main(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
+			code := (app.Program{Name: "sharenote", Commands: []cli.Command{auth.LicensesCommand}}).Main(context.Background(), cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
 			return code, out.String(), errOut.String()
 		}
 		code, out, stderr := run("licenses", "create", "--name", "A", "--email", "a@example.com")
@@ -202,7 +203,7 @@ func TestLicensesCommand(t *testing.T) {
 			t.Fatalf("create printed %q, want {license_key, instance_id, user_cuid}", out)
 		}
 
-		s := testkit.StartServer(t, b, modules)
+		s := testkit.StartServer(t, b, targets)
 		login(t, s, creds["license_key"], creds["instance_id"], nil).Expect(t, 200, "")
 
 		code, out, stderr = run("licenses", "add-instance", "--license", creds["license_key"], "--instance", "laptop-2")

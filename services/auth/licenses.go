@@ -6,14 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/account"
-	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/app"
-	"github.com/sharenote/sharenote/libs/changefeed"
+	"github.com/sharenote/sharenote/libs/cli"
 )
 
 // LicensesCommand is the operator's `licenses` command (CONTRACT.md "Auth"):
@@ -25,7 +21,7 @@ import (
 //
 // create and add-instance print {"license_key","instance_id","user_cuid"}; deactivate
 // prints {"status":"deactivated"} without echoing the key.
-var LicensesCommand = app.Command{
+var LicensesCommand = cli.Command{
 	Name:    "licenses",
 	Summary: "create licenses, add activations, deactivate licenses",
 	Usage:   licensesUsage,
@@ -51,20 +47,20 @@ func (f *licenseFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.license, "license", "", "license key of an existing license")
 }
 
-func runLicenses(ctx context.Context, env app.Env, args []string) error {
+func runLicenses(ctx context.Context, env cli.Env, args []string) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: licenses create|add-instance|deactivate [flags] (see --help)", app.ErrUsage)
+		return fmt.Errorf("%w: licenses create|add-instance|deactivate [flags] (see --help)", cli.ErrUsage)
 	}
 	sub, args := args[0], args[1:]
 	fs := flag.NewFlagSet("licenses "+sub, flag.ContinueOnError)
 	var f licenseFlags
 	f.define(fs)
-	if err := app.ParseFlags(fs, args); err != nil {
+	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	run := func(fn func(*account.Core) (any, error)) error {
-		return app.WithStores(ctx, env, func(gdb *gorm.DB, feed *changefeed.Feed) error {
-			out, err := fn(account.NewCore(accountdb.New(gdb), time.Now, feed))
+		return app.WithAccounts(ctx, env, func(c *account.Core) error {
+			out, err := fn(c)
 			if err != nil {
 				return err
 			}
@@ -74,23 +70,23 @@ func runLicenses(ctx context.Context, env app.Env, args []string) error {
 	switch {
 	case sub == "create" && f.license == "":
 		if f.name == "" || f.email == "" {
-			return fmt.Errorf("%w: create needs --name and --email (or --license to add an activation)", app.ErrUsage)
+			return fmt.Errorf("%w: create needs --name and --email (or --license to add an activation)", cli.ErrUsage)
 		}
 		return run(func(c *account.Core) (any, error) { return c.CreateLicense(ctx, f.name, f.email, f.instance) })
 	case sub == "create" || sub == "add-instance":
 		if f.license == "" {
-			return fmt.Errorf("%w: %s needs --license", app.ErrUsage, sub)
+			return fmt.Errorf("%w: %s needs --license", cli.ErrUsage, sub)
 		}
 		return run(func(c *account.Core) (any, error) { return c.AddInstance(ctx, f.license, f.instance) })
 	case sub == "deactivate":
 		if f.license == "" {
-			return fmt.Errorf("%w: deactivate needs --license", app.ErrUsage)
+			return fmt.Errorf("%w: deactivate needs --license", cli.ErrUsage)
 		}
 		return run(func(c *account.Core) (any, error) {
 			return map[string]string{"status": "deactivated"}, c.Deactivate(ctx, f.license)
 		})
 	default:
-		return fmt.Errorf("%w: unknown licenses subcommand %q", app.ErrUsage, sub)
+		return fmt.Errorf("%w: unknown licenses subcommand %q", cli.ErrUsage, sub)
 	}
 }
 

@@ -6,11 +6,11 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// Module is the images target.
-var Module = app.Module{Name: routes.Images, New: newService}
+// Target is the images target.
+var Target = app.Target{Name: routes.Images, New: newParts}
 
-// newService builds the images target.
-func newService(d app.Deps) (app.Service, error) {
+// newParts builds the parts of the images target.
+func newParts(d app.Deps) (app.Parts, error) {
 	a := newAPI(d.Notes, d.Reads)
-	return app.Service{Handlers: a.handlers()}, nil
+	return app.Parts{Handlers: a.handlers()}, nil
 }

@@ -19,10 +19,9 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-// Only the images service is mounted; notes with images are published through the domain,
-// as the publish service does. Importing the sibling service would make this module require
-// it, which neither `go mod tidy` nor the service's own build context can resolve.
-var modules = []app.Module{images.Module}
+// Only the images target is mounted; notes with images are published through the domain,
+// as the publish target does, because a target imports no other target, its tests neither.
+var targets = []app.Target{images.Target}
 
 // fixture is a server with an injected clock.
 type fixture struct {
@@ -33,7 +32,7 @@ type fixture struct {
 func start(t *testing.T, b testkit.Backend) *fixture {
 	t.Helper()
 	clock := testkit.NewClock()
-	return &fixture{Server: testkit.StartServer(t, b, modules, testkit.WithClock(clock)), clock: clock}
+	return &fixture{Server: testkit.StartServer(t, b, targets, testkit.WithClock(clock)), clock: clock}
 }
 
 // embed matches the link the publish use case writes for ![[name]].

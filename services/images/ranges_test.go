@@ -98,7 +98,7 @@ func TestManyRangesCostOneRead(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		store := &countingStore{}
 		clock := testkit.NewClock()
-		f := &fixture{Server: testkit.StartServer(t, b, modules, testkit.WithClock(clock),
+		f := &fixture{Server: testkit.StartServer(t, b, targets, testkit.WithClock(clock),
 			testkit.WithBlobs(func(s blob.Store) blob.Store { store.Store = s; return store })), clock: clock}
 		acc := f.NewAccount(t, "owner")
 		small, large := testkit.PNGOfSize(t, 40_000), testkit.PNGOfSize(t, 3_000_000)

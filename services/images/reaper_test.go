@@ -179,7 +179,7 @@ func TestReapCommand(t *testing.T) {
 
 func TestServingProcessReapsOnItsOwn(t *testing.T) {
 	clock := testkit.NewClock()
-	s := testkit.StartServer(t, testkit.SQLiteBackend(t), modules, testkit.WithClock(clock), testkit.WithEnv("SHARE_REAP_INTERVAL", "50ms"))
+	s := testkit.StartServer(t, testkit.SQLiteBackend(t), targets, testkit.WithClock(clock), testkit.WithEnv("SHARE_REAP_INTERVAL", "50ms"))
 	f := &fixture{Server: s, clock: clock}
 	acc := f.NewAccount(t, "owner")
 	p, _ := f.publish(t, acc, nil, pngs(t, 2)...)
@@ -196,5 +196,5 @@ func TestServingProcessReapsOnItsOwn(t *testing.T) {
 }
 func ptr[T any](v T) *T { return &v }
 
-// operator is a program of no module: `reap` and `migrate` are commands of every program.
+// operator is a program of no target: `reap` and `migrate` are commands of every program.
 var operator = app.Program{Name: "sharenote"}

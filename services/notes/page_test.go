@@ -43,12 +43,12 @@ func TestPageRendersEveryFeature(t *testing.T) {
 		resp, html := pageOf(t, f, id)
 		resp.Expect(t, 200, "")
 		for name, want := range map[string]string{
-			"heading anchor":      `<h1 id="a-heading">A heading</h1>`,
+			"heading anchor":      `<h1 id="n-a-heading">A heading</h1>`,
 			"table":               `<th align="right">Right</th>`,
 			"task list":           `<input checked="" disabled="" type="checkbox"`,
 			"strikethrough":       `<del>struck</del>`,
 			"autolink":            `<a href="https://example.com" rel="nofollow">`,
-			"footnote":            `<a href="#fn:1" class="footnote-ref"`,
+			"footnote":            `<a href="#n-fn:1" class="footnote-ref"`,
 			"highlighted code":    `<span class="hl-kd">func</span>`,
 			"callout":             `<div class="callout callout-warning"><p class="callout-title"><svg class="callout-icon"`,
 			"callout title":       `</svg>Mind the gap</p>`,

@@ -12,24 +12,8 @@ import (
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
+	"github.com/sharenote/sharenote/libs/wire"
 )
-
-type listItem struct {
-	CUID      string      `json:"cuid"`
-	URL       string      `json:"url"`
-	Title     *string     `json:"title"`
-	Summary   *string     `json:"summary"`
-	Status    note.Status `json:"status"`
-	CreatedAt string      `json:"created_at"`
-	UpdatedAt string      `json:"updated_at"`
-	ExpiresAt *string     `json:"expires_at"`
-	ETag      string      `json:"etag"`
-}
-
-type listResponse struct {
-	Notes      []listItem `json:"notes"`
-	NextCursor *string    `json:"next_cursor"`
-}
 
 // ListNotes answers GET /api/user/notes.
 func (a *api) ListNotes(c *gin.Context) {
@@ -52,11 +36,11 @@ func (a *api) ListNotes(c *gin.Context) {
 		errs.Abort(c, err)
 		return
 	}
-	resp := listResponse{Notes: make([]listItem, len(rows))}
+	resp := wire.NoteList{Notes: make([]wire.NoteListItem, len(rows))}
 	now := a.notes.Now()
 	for i, p := range rows {
-		resp.Notes[i] = listItem{CUID: p.CUID, URL: noteapi.PageURL(a.notes, p.CUID), Title: p.Title, Summary: p.Summary, Status: p.Status(now),
-			CreatedAt: httpx.FormatTime(p.CreatedAt), UpdatedAt: httpx.FormatTime(p.UpdatedAt), ExpiresAt: httpx.FormatTimePtr(p.ExpiresAt),
+		resp.Notes[i] = wire.NoteListItem{Ref: noteapi.Ref(a.notes, p.CUID), Title: p.DisplayTitle(), Summary: p.Summary, Path: p.Path,
+			Status: string(p.Status(now)), CreatedAt: wire.At(p.CreatedAt), UpdatedAt: wire.At(p.UpdatedAt), ExpiresAt: wire.AtPtr(p.ExpiresAt),
 			ETag: p.ETag}
 	}
 	if next != "" {
@@ -68,25 +52,23 @@ func (a *api) ListNotes(c *gin.Context) {
 
 // Unshare answers POST /api/unshare.
 func (a *api) Unshare(c *gin.Context) {
-	var req struct {
-		CUID *string `json:"cuid"`
-	}
+	var req wire.UnshareRequest
 	if err := httpx.DecodeJSON(c, &req); err != nil {
 		errs.Abort(c, err)
 		return
 	}
-	if req.CUID == nil {
+	if req.Cuid == "" {
 		errs.Abort(c, noteapi.InvalidField("cuid is required."))
 		return
 	}
-	if !cuid.Valid(*req.CUID) {
+	if !cuid.Valid(req.Cuid) {
 		errs.Abort(c, errs.NotFoundError())
 		return
 	}
-	if err := a.notes.Unpublish(c.Request.Context(), authn.Principal(c).AccountCUID, *req.CUID); err != nil {
+	if err := a.notes.Unpublish(c.Request.Context(), authn.Principal(c).AccountCUID, req.Cuid); err != nil {
 		errs.Abort(c, err)
 		return
 	}
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, gin.H{"cuid": *req.CUID, "status": note.Unpublished})
+	c.JSON(http.StatusOK, wire.Unshared{Cuid: req.Cuid, Status: string(note.Unpublished)})
 }

@@ -7,34 +7,12 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/sharenote/sharenote/libs/cuid"
-	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
 	"github.com/sharenote/sharenote/libs/readcache"
 	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/libs/wire"
 )
-
-// publicNote is the public JSON of a note (CONTRACT "Reads"): camelCase.
-type publicNote struct {
-	CUID           string         `json:"cuid"`
-	URL            string         `json:"url"`
-	Title          *string        `json:"title"`
-	Summary        *string        `json:"summary"`
-	Content        string         `json:"content"`
-	Author         *string        `json:"author"`
-	Appearance     appearance     `json:"appearance"`
-	PublishedAt    string         `json:"publishedAt"`
-	UpdatedAt      string         `json:"updatedAt"`
-	ExpiresAt      *string        `json:"expiresAt"`
-	ShowProperties bool           `json:"showProperties"`
-	Properties     map[string]any `json:"properties"`
-}
-
-type appearance struct {
-	Theme       string `json:"theme"`
-	AccentColor string `json:"accentColor"`
-	Font        string `json:"font"`
-}
 
 // ReadNote answers GET /api/notes/:cuid from the read cache.
 func (a *api) ReadNote(c *gin.Context) {
@@ -56,12 +34,12 @@ func (a *api) ReadNote(c *gin.Context) {
 }
 
 // publicNote is the public JSON of v.
-func (a *api) publicNote(v note.View) publicNote {
+func (a *api) publicNote(v note.View) wire.PublicNote {
 	s := v.Owner
-	body := publicNote{CUID: v.CUID, URL: noteapi.PageURL(a.notes, v.CUID), Title: v.Title, Summary: v.Summary, Content: v.Content,
-		Appearance:  appearance{Theme: s.Theme, AccentColor: s.AccentColor, Font: s.Font},
-		PublishedAt: httpx.FormatTime(v.CreatedAt), UpdatedAt: httpx.FormatTime(v.UpdatedAt),
-		ExpiresAt: httpx.FormatTimePtr(v.ExpiresAt), ShowProperties: v.ShowProperties, Properties: map[string]any{}}
+	body := wire.PublicNote{Ref: noteapi.Ref(a.notes, v.CUID), Title: v.Title, Summary: v.Summary, Content: v.Content,
+		Appearance:  wire.Appearance{Theme: s.Theme, AccentColor: s.AccentColor, Font: s.Font},
+		PublishedAt: wire.At(v.CreatedAt), UpdatedAt: wire.At(v.UpdatedAt),
+		ExpiresAt: wire.AtPtr(v.ExpiresAt), ShowProperties: v.ShowProperties, Properties: map[string]any{}}
 	if s.ShowAuthor {
 		body.Author = &s.Name
 	}

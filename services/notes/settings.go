@@ -17,6 +17,7 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
 	"github.com/sharenote/sharenote/libs/readcache"
+	"github.com/sharenote/sharenote/libs/wire"
 )
 
 // api serves the notes routes.
@@ -76,30 +77,7 @@ func answerSettings(c *gin.Context, p account.Profile, err error) {
 		return
 	}
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, profileBody{Settings: settingsBody(p.Settings), Storage: storageBody(p.Storage)})
-}
-
-// profileBody is the answer of every settings route (CONTRACT.md "Settings"): snake_case.
-type profileBody struct {
-	Settings settingsBody `json:"settings"`
-	Storage  storageBody  `json:"storage"`
-}
-
-// settingsBody is account.Settings on the wire; the conversion from it fails to compile
-// should the two ever differ in their fields.
-type settingsBody struct {
-	Name        string `json:"name"`
-	ShowAuthor  bool   `json:"show_author"`
-	Theme       string `json:"theme"`
-	AccentColor string `json:"accent_color"`
-	Font        string `json:"font"`
-	Indexable   bool   `json:"indexable"`
-}
-
-// storageBody is account.Storage on the wire.
-type storageBody struct {
-	ImageBytesUsed  int64 `json:"image_bytes_used"`
-	ImageLimitBytes int64 `json:"image_limit_bytes"`
+	c.JSON(http.StatusOK, wire.Profile{Settings: wire.Settings(p.Settings), Storage: wire.Storage(p.Storage)})
 }
 
 // decodeSettingsChange turns the JSON object of a PUT (replace) or PATCH of the settings

@@ -10,21 +10,8 @@ import (
 	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/errs"
-	"github.com/sharenote/sharenote/libs/httpx"
+	"github.com/sharenote/sharenote/libs/wire"
 )
-
-type versionItem struct {
-	Version      int64   `json:"version"`
-	CreatedAt    string  `json:"created_at"`
-	Title        *string `json:"title"`
-	ContentBytes int     `json:"content_bytes"`
-}
-
-type versionBody struct {
-	Version   int64  `json:"version"`
-	CreatedAt string `json:"created_at"`
-	noteText
-}
 
 var versionExpr = regexp.MustCompile(`^[1-9][0-9]*$`)
 
@@ -40,12 +27,12 @@ func (a *api) ListVersions(c *gin.Context) {
 		errs.Abort(c, err)
 		return
 	}
-	items := make([]versionItem, len(vs))
+	list := wire.VersionList{Versions: make([]wire.VersionMeta, len(vs))}
 	for i, v := range vs {
-		items[i] = versionItem{Version: v.Number, CreatedAt: httpx.FormatTime(v.CreatedAt), Title: v.Title, ContentBytes: v.ContentBytes}
+		list.Versions[i] = wire.VersionMeta{Version: int(v.Number), CreatedAt: wire.At(v.CreatedAt), Title: v.Title, ContentBytes: v.ContentBytes}
 	}
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, gin.H{"versions": items})
+	c.JSON(http.StatusOK, list)
 }
 
 // ReadVersion answers GET /api/notes/:cuid/versions/:version.
@@ -67,7 +54,5 @@ func (a *api) ReadVersion(c *gin.Context) {
 		return
 	}
 	c.Header("Cache-Control", "no-store")
-	c.JSON(http.StatusOK, versionBody{Version: v.Number, CreatedAt: httpx.FormatTime(v.CreatedAt),
-		noteText: noteText{Title: v.Title, Summary: v.Summary, Content: v.Content, Properties: v.Properties,
-			ShowProperties: v.ShowProperties, ExpiresAt: httpx.FormatTimePtr(v.ExpiresAt)}})
+	c.JSON(http.StatusOK, wire.Version{Version: int(v.Number), CreatedAt: wire.At(v.CreatedAt), NoteText: noteText(v.Text)})
 }

@@ -8,14 +8,14 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// Module is the og-renderer target.
-var Module = app.Module{Name: routes.OGRenderer, New: newService}
+// Target is the og-renderer target.
+var Target = app.Target{Name: routes.OGRenderer, New: newParts}
 
-// newService builds the og-renderer target. Its metrics go to d.Registry.
-func newService(d app.Deps) (app.Service, error) {
+// newParts builds the parts of the og-renderer target. Its metrics go to d.Registry.
+func newParts(d app.Deps) (app.Parts, error) {
 	a, err := newAPI(d.Notes, d.Reads, d.Registry)
 	if err != nil {
-		return app.Service{}, err
+		return app.Parts{}, err
 	}
-	return app.Service{Handlers: a.handlers()}, nil
+	return app.Parts{Handlers: a.handlers()}, nil
 }

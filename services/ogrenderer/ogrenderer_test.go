@@ -31,7 +31,7 @@ var (
 	corner       = image.Pt(1199, 0) // Top right: background only.
 )
 
-// fixture is a server running the og-renderer module with one account. Notes are
+// fixture is a server running the og-renderer target with one account. Notes are
 // published through the domain, since the publish route belongs to another service.
 type fixture struct {
 	*testkit.Server
@@ -40,7 +40,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, b testkit.Backend) *fixture {
-	s := testkit.StartServer(t, b, []app.Module{ogrenderer.Module}, testkit.WithClock(testkit.NewClock()))
+	s := testkit.StartServer(t, b, []app.Target{ogrenderer.Target}, testkit.WithClock(testkit.NewClock()))
 	f := &fixture{Server: s, t: t, acc: s.NewAccount(t, "ada")}
 	f.settings(account.SettingsChange{Name: new("Ada Lovelace")})
 	return f

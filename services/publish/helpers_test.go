@@ -24,10 +24,10 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-// Only the publish service is mounted: importing a sibling service would make this module
-// require it, which neither `go mod tidy` nor a service's own build context can resolve.
-// Images are read back through the domain here and over HTTP in the images service's tests.
-var modules = []app.Module{publish.Module}
+// Only the publish target is mounted, because a target imports no other target, its tests
+// neither. Images are read back through the domain here and over HTTP in the images
+// target's tests.
+var targets = []app.Target{publish.Target}
 
 var cuidPattern = regexp.MustCompile(`^[a-z][a-z0-9]{23}$`)
 
@@ -41,7 +41,7 @@ type fixture struct {
 func start(t *testing.T, b testkit.Backend, opts ...testkit.Option) *fixture {
 	t.Helper()
 	clock := testkit.NewClock()
-	s := testkit.StartServer(t, b, modules, append([]testkit.Option{testkit.WithClock(clock)}, opts...)...)
+	s := testkit.StartServer(t, b, targets, append([]testkit.Option{testkit.WithClock(clock)}, opts...)...)
 	return &fixture{Server: s, clock: clock, db: testkit.OpenDB(t, b)}
 }
 

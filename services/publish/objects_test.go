@@ -313,7 +313,7 @@ func TestPublishWarnsOfBrokenImageReferences(t *testing.T) {
 			t.Errorf("warning %+v has no message", w)
 		}
 	}
-	want := map[string]string{"missing.png": "unresolved_reference", "gone.jpg|200": "unresolved_reference", "spare.png": "unused_image",
+	want := map[string]string{"missing.png": "unresolved_reference", "gone.jpg": "unresolved_reference", "spare.png": "unused_image",
 		"Another note": "unknown_note_link", `$\frac{$`: "render_fallback"}
 	if len(body.Warnings) != len(want) {
 		t.Errorf("warnings %+v, want exactly %v", body.Warnings, want)

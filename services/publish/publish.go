@@ -9,16 +9,19 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// Module is the publish target.
-var Module = app.Module{Name: routes.Publish, New: newService}
+// Target is the publish target.
+var Target = app.Target{Name: routes.Publish, New: newParts}
 
 // renderEvery is how often the publish target looks for renders to redo in the
 // background (temporary ones, and those of an older renderer).
 const renderEvery = 500 * time.Millisecond
 
-// newService builds the publish target: its handlers, and the background renders, which
+// newParts builds the parts of the publish target: its handlers, and the background renders, which
 // every replica runs (each publication is claimed by one).
-func newService(d app.Deps) (app.Service, error) {
+func newParts(d app.Deps) (app.Parts, error) {
 	a := &api{notes: d.Notes, log: d.Log}
-	return app.Service{Handlers: a.handlers(), Jobs: []app.Job{{Name: "render", Every: renderEvery, Run: d.Notes.RenderPending}}}, nil
+	return app.Parts{Handlers: a.handlers(), Jobs: []app.Job{
+		{Name: "render", Every: renderEvery, Run: d.Notes.RenderPending},
+		{Name: "names", Every: renderEvery, Run: d.Notes.IndexNames},
+	}}, nil
 }

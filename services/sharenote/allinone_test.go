@@ -20,7 +20,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 func start(t *testing.T, b testkit.Backend, opts ...testkit.Option) *testkit.Server {
 	t.Helper()
-	return testkit.StartServer(t, b, sharenote.Program.Modules, opts...)
+	return testkit.StartServer(t, b, sharenote.Program.Targets, opts...)
 }
 
 func settings(t *testing.T, s *testkit.Server, token string) *testkit.Response {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/services/sharenote"
 )
@@ -24,7 +24,7 @@ func main(t *testing.T, args ...string) (code int, stdout, stderr string, dbFile
 	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	code = sharenote.Program.Main(ctx, app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
+	code = sharenote.Program.Main(ctx, cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut}, args)
 	return code, out.String(), errOut.String(), dbFile
 }
 
@@ -88,12 +88,12 @@ func TestServeRefusesAnUnknownTarget(t *testing.T) {
 	}
 }
 
-func TestEveryTargetHasOneModule(t *testing.T) {
+func TestProgramHasOneTargetPerNameOfTheRoutesTable(t *testing.T) {
 	var names []string
-	for _, m := range sharenote.Program.Modules {
-		names = append(names, m.Name)
+	for _, target := range sharenote.Program.Targets {
+		names = append(names, target.Name)
 	}
 	if !slices.Equal(names, routes.Targets) {
-		t.Errorf("modules %v, want one per target of routes.Targets %v, in its order", names, routes.Targets)
+		t.Errorf("targets %v, want one per name of routes.Targets %v, in its order", names, routes.Targets)
 	}
 }

@@ -260,7 +260,7 @@ func startLoadServer(t *testing.T, env ...string) (*testkit.Server, testkit.Back
 	for i := 0; i+1 < len(env); i += 2 {
 		opts = append(opts, testkit.WithEnv(env[i], env[i+1]))
 	}
-	return testkit.StartServer(t, b, sharenote.Program.Modules, opts...), b
+	return testkit.StartServer(t, b, sharenote.Program.Targets, opts...), b
 }
 
 // get builds GETs of base+path() from a random client address, with extra headers.

@@ -15,24 +15,6 @@ import (
 	"time"
 )
 
-// repoRoot is the repository root, where go.work is.
-const repoRoot = "../.."
-
-// buildBinary builds bin/sharenote into a temporary directory the way the image builds
-// it (static, GOWORK=off: the module alone, as in the Dockerfile), so that the test runs
-// what ships, and returns its path.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sharenote")
-	cmd := exec.Command("go", "build", "-o", bin, "./services/sharenote/cmd/sharenote")
-	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOWORK=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build sharenote: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // commandEnv is the test process's environment without any sharenote or OpenTelemetry
 // setting, plus config.
 func commandEnv(config map[string]string) []string {

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/services/auth"
 )
@@ -296,7 +296,7 @@ func TestEmbeddedDefaultRechecksWhatOtherProcessesChanged(t *testing.T) {
 	env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
 	var stdout, stderr bytes.Buffer
 	start = time.Now()
-	err := auth.LicensesCommand.Run(context.Background(), app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &stdout, Stderr: &stderr},
+	err := auth.LicensesCommand.Run(context.Background(), cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &stdout, Stderr: &stderr},
 		[]string{"deactivate", "--license", acc.LicenseKey})
 	if err != nil {
 		t.Fatalf("deactivate: %v: %s", err, stderr.String())

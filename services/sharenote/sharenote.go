@@ -1,4 +1,4 @@
-// Package sharenote is the sharenote program: every target's module and the operator
+// Package sharenote is the sharenote program: every target and the operator
 // commands, for the one binary. `sharenote serve --target notes` serves one target (a
 // Deployment), `--target all` (the default) every target in one process.
 package sharenote
@@ -7,26 +7,27 @@ import (
 	"context"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
+	"github.com/sharenote/sharenote/libs/client/clientcmd"
 	"github.com/sharenote/sharenote/services/auth"
 	"github.com/sharenote/sharenote/services/images"
 	"github.com/sharenote/sharenote/services/notes"
 	"github.com/sharenote/sharenote/services/ogrenderer"
 	"github.com/sharenote/sharenote/services/publish"
-	"github.com/sharenote/sharenote/services/sharenote/clientcmd"
 )
 
-// Program is the `sharenote` binary. Modules holds one module per name of
-// routes.Targets; a test keeps the two in step.
+// Program is the `sharenote` binary. Targets holds one target per name of routes.Targets;
+// a test keeps the two in step.
 var Program = app.Program{
 	Name:     "sharenote",
-	Modules:  []app.Module{auth.Module, publish.Module, notes.Module, images.Module, ogrenderer.Module},
-	Commands: append([]app.Command{auth.LicensesCommand}, clientcmd.Commands...),
+	Targets:  []app.Target{auth.Target, publish.Target, notes.Module, images.Target, ogrenderer.Target},
+	Commands: append([]cli.Command{auth.LicensesCommand}, clientcmd.Commands...),
 }
 
 // The completion command completes every command of Program, so it is added once Program
 // exists.
 func init() {
-	Program.Commands = append(Program.Commands, clientcmd.Completion(Program.Name, func(ctx context.Context, env app.Env, args []string) int {
+	Program.Commands = append(Program.Commands, clientcmd.Completion(Program.Name, func(ctx context.Context, env cli.Env, args []string) int {
 		return Program.Main(ctx, env, args)
 	}))
 }

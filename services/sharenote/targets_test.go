@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/services/sharenote"
@@ -28,7 +28,7 @@ func serveTargets(t *testing.T, b testkit.Backend, list string) string {
 	done := make(chan int)
 	var logs bytes.Buffer
 	go func() {
-		done <- sharenote.Program.Main(ctx, app.Env{Getenv: func(k string) string { return env[k] }, Stdout: &logs, Stderr: &testkit.SyncBuffer{}},
+		done <- sharenote.Program.Main(ctx, cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &logs, Stderr: &testkit.SyncBuffer{}},
 			[]string{"serve", "--target", list})
 	}()
 	t.Cleanup(func() {

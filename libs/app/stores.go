@@ -1,0 +1,81 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/accountdb"
+	"github.com/sharenote/sharenote/libs/blob"
+	"github.com/sharenote/sharenote/libs/changefeed"
+	"github.com/sharenote/sharenote/libs/cli"
+	"github.com/sharenote/sharenote/libs/config"
+	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/logging"
+	"github.com/sharenote/sharenote/libs/notedb"
+	"github.com/sharenote/sharenote/libs/redisx"
+)
+
+// WithAccounts opens the configured database for an operator command, hands fn the
+// account core on it, and closes the database afterwards. The core announces its changes
+// on the change feed, because the serving processes must hear of them (a license
+// deactivation revokes their cached sessions): with Redis configured the events reach
+// them before WithAccounts returns; without it they re-check within a second on their own.
+func WithAccounts(ctx context.Context, env cli.Env, fn func(*account.Core) error) error {
+	cfg, err := config.Load(env.Getenv)
+	if err != nil {
+		return err
+	}
+	return withStores(ctx, cfg, env.Stderr, nil, func(s stores) error {
+		return fn(account.NewCore(s.accounts, time.Now, s.feed))
+	})
+}
+
+// stores are an operator command's stores over the configured database, and the change
+// feed on which what it changes is announced.
+type stores struct {
+	// notes is nil for a command that touches no image (withStores without blobs).
+	notes    *notedb.Store
+	accounts *accountdb.Store
+	feed     *changefeed.Feed
+}
+
+// withStores opens the database of cfg (migrating the embedded default, checking
+// Postgres) and, when configured, Redis; hands fn the stores on them, the notes' on blobs;
+// once fn has succeeded, flushes the change feed; and closes what it opened. logs receives
+// the change feed's log lines.
+func withStores(ctx context.Context, cfg config.Config, logs io.Writer, blobs blob.Store, fn func(stores) error) error {
+	gdb, err := OpenDB(ctx, cfg.DatabaseURL, noop.NewTracerProvider())
+	if err != nil {
+		return err
+	}
+	defer db.Close(gdb)
+	var rdb *redis.Client
+	if cfg.RedisURL != "" {
+		if rdb, err = redisx.Open(cfg.RedisURL); err != nil {
+			return err
+		}
+		defer func() { _ = rdb.Close() }()
+	}
+	s := stores{accounts: accountdb.New(gdb),
+		feed: changefeed.New(rdb, cfg.RedisKeyPrefix, logging.New(logs, cfg.LogLevel, "sharenote"), prometheus.NewRegistry())}
+	if blobs != nil {
+		s.notes = notedb.New(gdb, blobs)
+	}
+	if err := fn(s); err != nil {
+		return err
+	}
+	if rdb == nil {
+		return nil
+	}
+	if err := s.feed.Flush(ctx); err != nil {
+		return fmt.Errorf("the change was made, but not announced to the serving processes (they see it within a second): %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,139 @@
+package note
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+	"time"
+)
+
+// NameHit is an active publication that one of the looked-up keys names, as
+// Storer.ResolveNames finds it in the link index.
+type NameHit struct {
+	Name
+	CUID      string
+	Path      string // "" when the publication has none
+	CreatedAt time.Time
+	ExpiresAt *time.Time
+	// Outline is the publication's stored render outline (Rendered.Outline), for the
+	// anchors of fragments.
+	Outline string
+}
+
+// ResolveNames is Storer.ResolveNames, or the same read within Storer.Update's
+// transaction: the update's warnings must not wait for another connection (SQLite has
+// one).
+type ResolveNames func(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]NameHit, error)
+
+// lookup is what a link's target may match, by rule: path keys in the order they are
+// tried, then the base name, alias and title keys ("" where the rule does not apply).
+type lookup struct {
+	paths              []string
+	base, alias, title string
+}
+
+// lookupOf is the lookup of target as written in the note at from ("" for a note without
+// a path): a path relative to from's folder, then from the vault root (with or without
+// .md; a leading / means the root only); a base name when target has no folder; an alias
+// or a title as written.
+func lookupOf(from, target string) lookup {
+	t := strings.TrimSpace(target)
+	rootOnly := strings.HasPrefix(t, "/")
+	t = strings.TrimPrefix(t, "/")
+	key := MatchKey(t)
+	file := t
+	if !strings.HasSuffix(key, ".md") {
+		file += ".md"
+	}
+	var l lookup
+	inside := func(p string) bool { return p != ".." && !strings.HasPrefix(p, "../") }
+	if rel := path.Join(path.Dir(from), file); !rootOnly && from != "" && inside(rel) {
+		l.paths = append(l.paths, MatchKey(rel))
+	}
+	if root := path.Clean(file); inside(root) && !slices.Contains(l.paths, MatchKey(root)) {
+		l.paths = append(l.paths, MatchKey(root))
+	}
+	if !strings.Contains(t, "/") {
+		l.base = strings.TrimSuffix(key, ".md")
+	}
+	l.alias, l.title = key, key
+	return l
+}
+
+// keys are the lookup's keys, for the index query.
+func (l lookup) keys() []string {
+	return append(slices.Clone(l.paths), l.base, l.alias)
+}
+
+// pick is the publication a link from the note at from names among hits, by the rules in
+// order: a path; a base name (the one in from's folder, then the shortest path, then the
+// smallest in byte order); an alias (the oldest); a title of a note without a path (the
+// oldest).
+func (l lookup) pick(from string, hits map[Name][]NameHit) (NameHit, bool) {
+	for _, k := range l.paths {
+		if h := hits[Name{NamePath, k}]; len(h) > 0 {
+			return h[0], true
+		}
+	}
+	if h := hits[Name{NameBase, l.base}]; l.base != "" && len(h) > 0 {
+		dir := MatchKey(path.Dir(from))
+		return slices.MinFunc(h, func(a, b NameHit) int {
+			aHere, bHere := MatchKey(path.Dir(a.Path)) == dir, MatchKey(path.Dir(b.Path)) == dir
+			if aHere != bHere {
+				if aHere {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Or(cmp.Compare(len(a.Path), len(b.Path)), strings.Compare(a.Path, b.Path))
+		}), true
+	}
+	for _, n := range []Name{{NameAlias, l.alias}, {NameTitle, l.title}} {
+		if h := hits[n]; len(h) > 0 {
+			return slices.MinFunc(h, func(a, b NameHit) int {
+				return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.CUID, b.CUID))
+			}), true
+		}
+	}
+	return NameHit{}, false
+}
+
+// resolveLinks finds the publication each of links names, from the note at from, with
+// one call of resolve: targets[i] is links.List[i]'s, its CUID empty when none. An image's
+// name never names a note.
+func (c *Core) resolveLinks(ctx context.Context, accountCUID, from string, links Links, resolve ResolveNames) ([]NameHit, error) {
+	lookups := make([]lookup, len(links.List))
+	var keys []string
+	for i, l := range links.List {
+		if l.Target == "" || isImageName(l.Target) {
+			continue
+		}
+		lookups[i] = lookupOf(from, l.Target)
+		for _, k := range lookups[i].keys() {
+			if k != "" && !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
+	}
+	targets := make([]NameHit, len(links.List))
+	if len(keys) == 0 {
+		return targets, nil
+	}
+	hits, err := resolve(ctx, accountCUID, keys, c.Clock())
+	if err != nil {
+		return nil, fmt.Errorf("resolve links: %w", err)
+	}
+	byName := map[Name][]NameHit{}
+	for _, h := range hits {
+		byName[h.Name] = append(byName[h.Name], h)
+	}
+	for i, l := range lookups {
+		if l.alias != "" {
+			targets[i], _ = l.pick(from, byName)
+		}
+	}
+	return targets, nil
+}

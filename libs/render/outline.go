@@ -1,0 +1,243 @@
+package render
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// outlines is the goldmark extension of heading anchors and block ids: blockMarkers
+// takes the block id markers out of paragraphs (after link reference definitions, before
+// tables), and outliner gives the ids and makes the note's Outline.
+type outlines struct{}
+
+func (outlines) Extend(m goldmark.Markdown) {
+	m.Parser().AddOptions(
+		parser.WithParagraphTransformers(util.Prioritized(blockMarkers{}, 150)),
+		parser.WithASTTransformers(util.Prioritized(outliner{}, 50)),
+	)
+}
+
+// IDPrefix starts every id of a note's HTML: its headings' anchors, its block ids and its
+// footnotes'. The page around a note, and the notes embedded in it, use ids that do not
+// start with it, so that no heading or block of a note can take an id of the page, and a
+// link into a note always lands in that note.
+const IDPrefix = "n-"
+
+// Outline is what links into a note need of it: its headings and block ids, in document
+// order. It is small and JSON-able, so that it can be stored beside a render.
+type Outline struct {
+	Headings []Heading `json:"h,omitempty"`
+	// Blocks are the ids of the note's blocks as written, without the "^"; an id given
+	// to more than one block names the first.
+	Blocks []string `json:"b,omitempty"`
+}
+
+// Heading is a heading of a note.
+type Heading struct {
+	Level int `json:"l"`
+	// Text is the heading as written (its Markdown, trimmed, the lines of a setext
+	// heading joined by a space), at most maxHeadingText bytes of it.
+	Text string `json:"t"`
+	// Anchor is its id in the page, IDPrefix included.
+	Anchor string `json:"a"`
+	// Key is Text as links are matched to it (see Outline.Anchor), kept so that
+	// matching a link takes no more than comparing two strings per heading.
+	Key string `json:"k"`
+}
+
+// maxHeadingText caps the text an outline keeps of a heading: no link names a longer
+// one (a wikilink is at most maxWikiTarget bytes).
+const maxHeadingText = 1024
+
+// A heading's anchor is made of its text as written, lower-cased: its letters (with
+// their combining marks), digits, "-" and "_" of every script are kept; each run of
+// white space between them becomes one "-"; everything else (punctuation, symbols,
+// emoji) is left out. "Part Two: Überblick" is "part-two-überblick", "日本語の見出し"
+// stays as it is. A heading with none of them is "heading". The second heading with the
+// same anchor gets "-1" after it, the third "-2", and so on in document order, skipping
+// any anchor already taken. IDPrefix comes before it.
+func slug(heading string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range heading {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsMark(r) || unicode.IsDigit(r) || r == '-' || r == '_':
+			if space && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			space = false
+			b.WriteRune(unicode.ToLower(r))
+		case unicode.IsSpace(r):
+			space = true
+		}
+	}
+	if b.Len() == 0 {
+		return "heading"
+	}
+	return b.String()
+}
+
+// anchors hands out unique heading anchors.
+type anchors struct {
+	used map[string]bool
+	next map[string]int // the next suffix to try for each anchor
+}
+
+func (a *anchors) unique(base string) string {
+	if a.used == nil {
+		a.used, a.next = map[string]bool{}, map[string]int{}
+	}
+	id := base
+	for a.used[id] {
+		a.next[base]++
+		id = base + "-" + strconv.Itoa(a.next[base])
+	}
+	a.used[id] = true
+	return id
+}
+
+// headingText is the text of heading h as written, trimmed.
+func headingText(h *ast.Heading, source []byte) string {
+	var b strings.Builder
+	lines := h.Lines()
+	for i := range lines.Len() {
+		line := lines.At(i)
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.Write(line.Value(source))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// outliner is the AST transformer that gives each heading its anchor and each marked
+// block its id (see blockMarkers), and keeps the note's outline in the parser's context.
+// It runs before callouts, which keep the id of the quote they replace.
+type outliner struct{}
+
+var outlineKey = parser.NewContextKey()
+
+func (outliner) Transform(doc *ast.Document, reader text.Reader, pc parser.Context) {
+	source := reader.Source()
+	o := &Outline{}
+	var ids anchors
+	blocks := map[string]bool{}
+	marks := blockMarksOf(pc)
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		if h, ok := n.(*ast.Heading); ok {
+			t := headingText(h, source)
+			id := IDPrefix + ids.unique(slug(t))
+			h.SetAttributeString("id", []byte(id))
+			t = strings.ToValidUTF8(t[:min(len(t), maxHeadingText)], "")
+			o.Headings = append(o.Headings, Heading{Level: h.Level, Text: t, Anchor: id, Key: foldedKey(t)})
+			return ast.WalkContinue, nil
+		}
+		if id, ok := marks.of(n); ok && !blocks[id] {
+			blocks[id] = true
+			o.Blocks = append(o.Blocks, id)
+			markTarget(n).SetAttributeString("id", []byte(blockAnchor(id)))
+		}
+		return ast.WalkContinue, nil
+	})
+	pc.Set(outlineKey, o)
+}
+
+// outlineOf is the outline outliner kept in pc.
+func outlineOf(pc parser.Context) *Outline {
+	o, _ := pc.Get(outlineKey).(*Outline)
+	if o == nil {
+		o = &Outline{}
+	}
+	return o
+}
+
+// blockAnchor is the id in the page of the block with id.
+func blockAnchor(id string) string { return IDPrefix + "^" + id }
+
+// Anchor is the id in the page of what fragment names in the note, as a link writes it
+// after the note's name and a "#":
+//
+//   - "^id": the block with that id (ids are compared exactly);
+//   - "Heading": the first heading whose text matches;
+//   - "A#B" (and "A#B#C"…): the first heading matching B inside the section of the
+//     first heading matching A, the section being the headings after A up to the next
+//     one of the same or a higher level.
+//
+// A heading's text matches a part of the fragment as Obsidian matches them: both are
+// read with "#", "|", "^", ":", "%", "[" and "]" as spaces (characters a link cannot
+// carry, which Obsidian leaves out of the links it writes), their white space trimmed
+// and each run of it as one space, and compared case-insensitively (Unicode simple case
+// folding). ok is false when nothing matches; a link should then lead to the page
+// itself. A call compares one string per heading (Heading.Key).
+func (o Outline) Anchor(fragment string) (anchor string, ok bool) {
+	if id, isBlock := strings.CutPrefix(strings.TrimSpace(fragment), "^"); isBlock {
+		for _, b := range o.Blocks {
+			if b == id {
+				return blockAnchor(b), true
+			}
+		}
+		return "", false
+	}
+	from, end := 0, len(o.Headings) // the headings to look through
+	found := -1
+	for _, part := range strings.Split(fragment, "#") {
+		key := foldedKey(part)
+		if key == "" {
+			continue
+		}
+		found = -1
+		for i := from; i < end && found < 0; i++ {
+			if o.Headings[i].Key == key {
+				found = i
+			}
+		}
+		if found < 0 {
+			return "", false
+		}
+		from, end = found+1, found+1
+		for end < len(o.Headings) && o.Headings[end].Level > o.Headings[found].Level {
+			end++
+		}
+	}
+	if found < 0 {
+		return "", false
+	}
+	return o.Headings[found].Anchor, true
+}
+
+// matchKey is s as Anchor compares it, before case folding.
+func matchKey(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune("#|^:%[]", r)
+	}), " ")
+}
+
+// foldedKey is s's match key with each letter folded to one case.
+func foldedKey(s string) string { return strings.Map(fold, matchKey(s)) }
+
+// fold is the least rune of r's orbit under Unicode simple case folding, an ASCII
+// letter lower-cased: two runes are the same letter up to case exactly when their folds
+// are equal.
+func fold(r rune) rune {
+	least := r
+	if r >= utf8.RuneSelf {
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			least = min(least, f)
+		}
+	}
+	if 'A' <= least && least <= 'Z' {
+		least += 'a' - 'A'
+	}
+	return least
+}
