@@ -88,13 +88,6 @@ type Target struct {
 	New  func(Deps) (Parts, error)
 }
 
-// Module and Service are the former names of Target and Parts, left for services/notes
-// until it follows the rename (it is being changed on another branch).
-type (
-	Module  = Target
-	Service = Parts
-)
-
 // Options describe a process.
 type Options struct {
 	// Process names the process in logs and traces ("sharenote", "sharenote-notes", …).

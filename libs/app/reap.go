@@ -141,31 +141,33 @@ func (r reaped) log(ctx context.Context, log *slog.Logger, err error) {
 // what it deletes. It logs a reap that deleted something and returns a failure, which the
 // process logs as the job's.
 func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job {
-	images := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "sharenote_reaper_images_deleted_total", Help: "Images of unpublished notes deleted by the reaper."})
-	bytes := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "sharenote_reaper_bytes_deleted_total", Help: "Image bytes deleted by the reaper."})
-	notes := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "sharenote_reaper_notes_purged_total", Help: "Notes unpublished longer than the retention whose text the reaper deleted."})
-	versions := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "sharenote_reaper_versions_purged_total", Help: "Version snapshots of those notes deleted by the reaper."})
-	orphans := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "sharenote_reaper_orphans_deleted_total", Help: "Objects no image row named (of uploads that died) deleted by the reaper."})
-	orphanBytes := prometheus.NewCounter(prometheus.CounterOpts{
-		Name: "sharenote_reaper_orphan_bytes_deleted_total", Help: "Bytes of those objects."})
-	d.Registry.MustRegister(images, bytes, notes, versions, orphans, orphanBytes)
+	counters := make([]prometheus.Counter, len(reapCounters))
+	for i, rc := range reapCounters {
+		counters[i] = prometheus.NewCounter(prometheus.CounterOpts{Name: rc.name, Help: rc.help})
+		d.Registry.MustRegister(counters[i])
+	}
 	return Job{Name: "reap", Every: d.Config.ReapInterval, Run: func(ctx context.Context) error {
 		var r reaped
 		err := r.reap(ctx, noteStore, accountStore, d.Now(), d.Config.UnpublishedRetention, 100, 0)
-		images.Add(float64(r.images.Images))
-		bytes.Add(float64(r.images.Bytes))
-		notes.Add(float64(r.notes.Notes))
-		versions.Add(float64(r.notes.Versions))
-		orphans.Add(float64(r.expired.Objects))
-		orphanBytes.Add(float64(r.expired.Bytes))
+		for i, rc := range reapCounters {
+			counters[i].Add(rc.count(r))
+		}
 		if err == nil && r.deletedAny() {
 			r.log(ctx, d.Log, nil)
 		}
 		return err
 	}}
+}
+
+// reapCounters are the in-process reaper's counters: what each counts of a reap.
+var reapCounters = []struct {
+	name, help string
+	count      func(r reaped) float64
+}{
+	{"sharenote_reaper_images_deleted_total", "Images of unpublished notes deleted by the reaper.", func(r reaped) float64 { return float64(r.images.Images) }},
+	{"sharenote_reaper_bytes_deleted_total", "Image bytes deleted by the reaper.", func(r reaped) float64 { return float64(r.images.Bytes) }},
+	{"sharenote_reaper_notes_purged_total", "Notes unpublished longer than the retention whose text the reaper deleted.", func(r reaped) float64 { return float64(r.notes.Notes) }},
+	{"sharenote_reaper_versions_purged_total", "Version snapshots of those notes deleted by the reaper.", func(r reaped) float64 { return float64(r.notes.Versions) }},
+	{"sharenote_reaper_orphans_deleted_total", "Objects no image row named (of uploads that died) deleted by the reaper.", func(r reaped) float64 { return float64(r.expired.Objects) }},
+	{"sharenote_reaper_orphan_bytes_deleted_total", "Bytes of those objects.", func(r reaped) float64 { return float64(r.expired.Bytes) }},
 }

@@ -5,7 +5,9 @@
 // Rate limits: a GET answered 429 or 503 is sent again after its Retry-After (else an
 // exponential backoff), with jitter, at most 3 times and after at most 60 seconds of waiting
 // in all; every other method is never sent twice, since a repeated publish creates another
-// publication and a repeated update another version snapshot.
+// publication and a repeated update another version snapshot. A Client with a Budget
+// waits before a mutation while the account's budget of mutations is spent (the
+// RateLimit-* headers of the last answer, or a 429's Retry-After), so that it meets no 429.
 //
 // Redirects: a request that carries credentials (Login's license key, or the Token) is
 // never redirected to another origin (scheme, host and port): such a redirect fails with
@@ -43,6 +45,10 @@ type Client struct {
 	// HTTP sends the requests; nil means http.DefaultClient. Its CheckRedirect is kept,
 	// and is asked only about redirects within the origin for requests with credentials.
 	HTTP *http.Client
+	// Budget, when not nil, paces the mutations (publish, update, unshare, settings): each
+	// waits while the budget the server's RateLimit-* headers told is spent, and after a
+	// 429 until its Retry-After. Its Last method tells the budget of the last answer.
+	Budget *Budget
 }
 
 // The GET retry policy of the package comment.
@@ -247,13 +253,58 @@ func backoff(attempt int, retryAfter time.Duration) time.Duration {
 
 // send makes one request; body, when not nil, is sent with contentType.
 func (c *Client) send(ctx context.Context, method, path string, query url.Values, header http.Header, body io.Reader, contentType string, out any) error {
+	req, err := c.request(ctx, method, path, query, header, body, contentType)
+	if err != nil {
+		return err
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	if c.Token != "" || path == loginPath {
+		hc = sameOriginOnly(hc)
+	}
+	budget := c.Budget
+	if !paced(method, path) {
+		budget = nil
+	}
+	if budget != nil {
+		if err := budget.wait(ctx); err != nil {
+			return fmt.Errorf("%s %s: %w", method, path, err)
+		}
+	}
+	resp, err := hc.Do(req)
+	if rerr := (*redirectError)(nil); errors.As(err, &rerr) {
+		// Said as the refusal, rather than as a failed request to the refused URL.
+		return fmt.Errorf("%s %s: %w", method, path, rerr)
+	}
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if budget != nil {
+		budget.observe(resp)
+	}
+	if resp.StatusCode >= 300 {
+		return readError(resp)
+	}
+	dec := json.NewDecoder(resp.Body)
+	dec.UseNumber()
+	if err := dec.Decode(out); err != nil {
+		return fmt.Errorf("%s %s: decode the answer: %w", method, path, err)
+	}
+	return nil
+}
+
+// request builds one request of send, with the client's headers and credentials.
+func (c *Client) request(ctx context.Context, method, path string, query url.Values, header http.Header, body io.Reader, contentType string) (*http.Request, error) {
 	u := strings.TrimRight(c.BaseURL, "/") + path
 	if len(query) > 0 {
 		u += "?" + query.Encode()
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u, body)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for k, v := range header {
 		req.Header[k] = v
@@ -266,31 +317,7 @@ func (c *Client) send(ctx context.Context, method, path string, query url.Values
 	if c.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.Token)
 	}
-	hc := c.HTTP
-	if hc == nil {
-		hc = http.DefaultClient
-	}
-	if c.Token != "" || path == loginPath {
-		hc = sameOriginOnly(hc)
-	}
-	resp, err := hc.Do(req)
-	if rerr := (*redirectError)(nil); errors.As(err, &rerr) {
-		// Said as the refusal, rather than as a failed request to the refused URL.
-		return fmt.Errorf("%s %s: %w", method, path, rerr)
-	}
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		return readError(resp)
-	}
-	dec := json.NewDecoder(resp.Body)
-	dec.UseNumber()
-	if err := dec.Decode(out); err != nil {
-		return fmt.Errorf("%s %s: decode the answer: %w", method, path, err)
-	}
-	return nil
+	return req, nil
 }
 
 // readError turns an error answer into an *Error.

@@ -71,3 +71,22 @@ func ExampleClient_Publish() {
 		fmt.Println("warning:", w.Message)
 	}
 }
+
+// Publish many notes within the account's budget of changes: with a Budget, each change
+// waits while the budget the last answer told (RateLimit-* headers) is spent, instead of
+// meeting a 429. A change refused all the same is never sent again: report it.
+func ExampleBudget() {
+	ctx := context.Background()
+	budget := &client.Budget{}
+	c := &client.Client{BaseURL: "http://127.0.0.1:8080", Token: os.Getenv("SHARE_TOKEN"), Budget: budget}
+	for i := range 200 {
+		_, err := c.Publish(ctx, wire.PublishRequest{Content: fmt.Sprintf("# Note %d", i)}, nil)
+		if err != nil {
+			fmt.Println("note", i, "failed:", err)
+			continue
+		}
+		if rl, ok := budget.Last(); ok {
+			fmt.Printf("%d of %d left; the next change waits %v\n", rl.Remaining, rl.Limit, budget.Delay())
+		}
+	}
+}

@@ -20,7 +20,7 @@ import (
 	"time"
 )
 
-// Config is the platform part of every service's configuration.
+// Config is the configuration of a sharenote process, one struct whatever targets it serves.
 type Config struct {
 	// Targets are what `serve` serves (SHARE_TARGETS, a comma list; "all" is every target),
 	// in deployment order.

@@ -146,13 +146,8 @@ var Variables = []Setting{
 		show:    durationText(func(c *Config) *time.Duration { return &c.ShutdownTimeout })},
 	{Name: "SHARE_PPROF", Key: "pprof", Default: "false",
 		Meaning: "`true` serves `/debug/pprof/` on the admin listener; profiles expose internals, so it is off unless asked for",
-		parse: func(c *Config, name, v string) (err error) {
-			if c.Pprof, err = strconv.ParseBool(v); err != nil {
-				return fmt.Errorf("%s=%q is not true or false", name, v)
-			}
-			return nil
-		},
-		show: func(c Config) slog.Value { return slog.BoolValue(c.Pprof) }},
+		parse:   boolean(func(c *Config) *bool { return &c.Pprof }),
+		show:    func(c Config) slog.Value { return slog.BoolValue(c.Pprof) }},
 	{Name: "SHARE_IMAGE_QUOTA_BYTES", Key: "image_quota_bytes", Default: "1000000000",
 		Meaning: "image storage per account (1 GB, the API's limit); lower only for tests or small installs",
 		parse:   number(func(c *Config) *int64 { return &c.ImageQuotaBytes }, 0, math.MaxInt64, "a number of bytes"),
@@ -227,6 +222,16 @@ func number[T int | int64](field func(*Config) *T, lowest, highest T, want strin
 			return fmt.Errorf("%s=%q is not %s", name, v, want)
 		}
 		*field(c) = T(n)
+		return nil
+	}
+}
+
+// boolean takes true or false (and the other spellings strconv.ParseBool reads).
+func boolean(field func(*Config) *bool) func(*Config, string, string) error {
+	return func(c *Config, name, v string) (err error) {
+		if *field(c), err = strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("%s=%q is not true or false", name, v)
+		}
 		return nil
 	}
 }

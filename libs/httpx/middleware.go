@@ -1,4 +1,4 @@
-// Package httpx holds the HTTP plumbing every service shares: request ids, access logs,
+// Package httpx holds the HTTP plumbing every target shares: request ids, access logs,
 // panic recovery, body limits, JSON decoding with the error codes of CONTRACT.md, and the
 // listeners with graceful shutdown.
 package httpx

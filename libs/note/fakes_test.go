@@ -659,7 +659,7 @@ func (s *fakeStore) resolveNames(_ context.Context, accountCUID string, keys []s
 		for _, n := range p.Names() {
 			if slices.Contains(keys, n.Key) {
 				hits = append(hits, note.NameHit{Name: n, CUID: p.CUID, Path: deref(p.Path), CreatedAt: p.CreatedAt,
-					ExpiresAt: p.ExpiresAt, Outline: p.Outline})
+					ExpiresAt: p.ExpiresAt})
 			}
 		}
 	}
@@ -667,6 +667,18 @@ func (s *fakeStore) resolveNames(_ context.Context, accountCUID string, keys []s
 }
 
 func (s *fakeStore) IndexNames(context.Context, int) ([]string, error) { return nil, nil }
+
+func (s *fakeStore) Outlines(_ context.Context, cuids []string) (map[string]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := map[string]string{}
+	for _, id := range cuids {
+		if rec := s.pubs[id]; rec != nil {
+			out[id] = rec.p.Outline
+		}
+	}
+	return out, nil
+}
 
 func deref(s *string) string {
 	if s == nil {

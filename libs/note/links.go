@@ -22,11 +22,15 @@ func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 	if err != nil {
 		return View{}, err
 	}
+	outlines, err := c.outlines(ctx, v.Links, targets)
+	if err != nil {
+		return View{}, err
+	}
 	urls := make([]string, len(v.Links.List))
 	tag := sha256.New()
 	for i, t := range targets {
 		if t.CUID != "" {
-			urls[i] = c.href(t, v.Links.List[i].Fragment)
+			urls[i] = c.href(t.CUID, outlines[t.CUID], v.Links.List[i].Fragment)
 			v.LinksExpireAt = earlier(v.LinksExpireAt, t.ExpiresAt)
 		}
 		tag.Write([]byte(urls[i]))
@@ -37,14 +41,28 @@ func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 	return public(v), nil
 }
 
-// href is the address of a link to t with fragment: t's page, at the fragment's anchor
-// when t's render has it.
-func (c *Core) href(t NameHit, fragment string) string {
-	url := routes.NotePage.URL(c.publicURL, t.CUID)
+// outlines reads the outlines of the targets that links with a fragment lead to.
+func (c *Core) outlines(ctx context.Context, links Links, targets []NameHit) (map[string]string, error) {
+	var cuids []string
+	for i, t := range targets {
+		if t.CUID != "" && links.List[i].Fragment != "" && !slices.Contains(cuids, t.CUID) {
+			cuids = append(cuids, t.CUID)
+		}
+	}
+	if len(cuids) == 0 {
+		return nil, nil
+	}
+	return c.store.Outlines(ctx, cuids)
+}
+
+// href is the address of a link to the publication cuid, whose render's outline is
+// outline, with fragment: its page, at the fragment's anchor when the render has it.
+func (c *Core) href(cuid, outline, fragment string) string {
+	url := routes.NotePage.URL(c.publicURL, cuid)
 	if fragment == "" {
 		return url
 	}
-	if anchor, ok := c.renderer.Anchor(t.Outline, fragment); ok {
+	if anchor, ok := c.renderer.Anchor(outline, fragment); ok {
 		url += "#" + anchor
 	}
 	return url

@@ -58,6 +58,9 @@ type Storer interface {
 	// have one of keys (match keys) among their names (Text.Names), each with the names
 	// it matched by.
 	ResolveNames(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]NameHit, error)
+	// Outlines returns the stored render outlines (Rendered.Outline) of the publications
+	// cuids, by cuid.
+	Outlines(ctx context.Context, cuids []string) (map[string]string, error)
 	// IndexNames writes the link index rows of up to limit publications whose rows were
 	// written by an older NamesVersion (or never), and returns their accounts.
 	IndexNames(ctx context.Context, limit int) ([]string, error)

@@ -91,7 +91,14 @@ func Warnings(ws []note.Warning) []wire.Warning {
 	return out
 }
 
-// SetETag sends a publication's etag in the ETag header of an owner's response.
-func SetETag(c *gin.Context, p note.Publication) {
+// AnswerWrite answers an owner's write of publication p (publish, update): err when
+// there is one, else body(p) with p's etag in the ETag header, never cached.
+func AnswerWrite[T any](c *gin.Context, p note.Publication, err error, body func(note.Publication) T) {
+	if err != nil {
+		errs.Abort(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-store")
 	c.Header("ETag", `"`+p.ETag+`"`)
+	c.JSON(http.StatusOK, body(p))
 }

@@ -2,7 +2,9 @@ package notedb
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/sharenote/sharenote/libs/db"
@@ -10,12 +12,16 @@ import (
 	"gorm.io/gorm"
 )
 
-// nameRow is a row of the link index: one name of a publication (note.Text.Names).
+// nameRow is a row of the link index: one name of a publication (note.Text.Names), with
+// what picking among several publications of one name needs.
 type nameRow struct {
 	PublicationCUID string        `gorm:"column:publication_cuid;primaryKey"`
 	AccountCUID     string        `gorm:"column:account_cuid"`
 	Kind            note.NameKind `gorm:"primaryKey"`
 	Key             string        `gorm:"primaryKey"`
+	Path            *string
+	CreatedMS       int64 `gorm:"column:created_ms"`
+	ExpiresAt       *time.Time
 }
 
 func (nameRow) TableName() string { return "note_names" }
@@ -31,7 +37,8 @@ func writeNames(tx *gorm.DB, p note.Publication) error {
 	}
 	rows := make([]nameRow, len(names))
 	for i, n := range names {
-		rows[i] = nameRow{PublicationCUID: p.CUID, AccountCUID: p.AccountCUID, Kind: n.Kind, Key: n.Key}
+		rows[i] = nameRow{PublicationCUID: p.CUID, AccountCUID: p.AccountCUID, Kind: n.Kind, Key: n.Key, Path: p.Path,
+			CreatedMS: p.CreatedAt.UnixMilli(), ExpiresAt: p.ExpiresAt}
 	}
 	return tx.Create(&rows).Error
 }
@@ -62,22 +69,17 @@ func (s *Store) ResolveNames(ctx context.Context, accountCUID string, keys []str
 }
 
 // resolveNames is ResolveNames on tx (the store's handle, or a transaction's): one
-// query of the link index by (account, key).
+// query of the link index by (account, key), reading no publication. On Postgres the
+// keys are one array parameter, however many they are.
 func resolveNames(tx *gorm.DB, accountCUID string, keys []string, now time.Time) ([]note.NameHit, error) {
-	var rows []struct {
-		Kind          note.NameKind
-		Key           string
-		CUID          string `gorm:"column:cuid"`
-		Path          *string
-		CreatedAt     time.Time
-		ExpiresAt     *time.Time
-		RenderOutline string
+	q := tx.Model(&nameRow{}).Where("account_cuid = ?", accountCUID)
+	if tx.Dialector.Name() == "postgres" {
+		q = q.Where("key = ANY(?::text[])", textArray(keys))
+	} else {
+		q = q.Where("key IN ?", keys)
 	}
-	err := tx.Table("note_names n").
-		Select("n.kind, n.key, p.cuid, p.path, p.created_at, p.expires_at, p.render_outline").
-		Joins("JOIN publications p ON p.cuid = n.publication_cuid").
-		Where("n.account_cuid = ? AND n.key IN ? AND NOT p.unpublished", accountCUID, keys).Scan(&rows).Error
-	if err != nil {
+	var rows []nameRow
+	if err := q.Find(&rows).Error; err != nil {
 		return nil, db.Classify(err)
 	}
 	hits := make([]note.NameHit, 0, len(rows))
@@ -85,14 +87,31 @@ func resolveNames(tx *gorm.DB, accountCUID string, keys []string, now time.Time)
 		if r.ExpiresAt != nil && !now.Before(*r.ExpiresAt) {
 			continue
 		}
-		h := note.NameHit{Name: note.Name{Kind: r.Kind, Key: r.Key}, CUID: r.CUID, CreatedAt: r.CreatedAt.UTC(),
-			ExpiresAt: utc(r.ExpiresAt), Outline: r.RenderOutline}
+		h := note.NameHit{Name: note.Name{Kind: r.Kind, Key: r.Key}, CUID: r.PublicationCUID,
+			CreatedAt: time.UnixMilli(r.CreatedMS).UTC(), ExpiresAt: utc(r.ExpiresAt)}
 		if r.Path != nil {
 			h.Path = *r.Path
 		}
 		hits = append(hits, h)
 	}
 	return hits, nil
+}
+
+// Outlines implements note.Storer.
+func (s *Store) Outlines(ctx context.Context, cuids []string) (map[string]string, error) {
+	var rows []struct {
+		CUID          string `gorm:"column:cuid"`
+		RenderOutline string
+	}
+	err := s.db.WithContext(ctx).Model(&publicationRow{}).Select("cuid, render_outline").Where("cuid IN ?", cuids).Scan(&rows).Error
+	if err != nil {
+		return nil, db.Classify(err)
+	}
+	out := make(map[string]string, len(rows))
+	for _, r := range rows {
+		out[r.CUID] = r.RenderOutline
+	}
+	return out, nil
 }
 
 // IndexNames implements note.Storer: it writes the link index rows of up to limit
@@ -121,4 +140,29 @@ func (s *Store) IndexNames(ctx context.Context, limit int) ([]string, error) {
 		return nil
 	})
 	return accounts, db.Classify(err)
+}
+
+// textArray is a Postgres text[] parameter: one value, where gorm would expand a slice
+// into a parameter per element.
+type textArray []string
+
+// Value implements driver.Valuer: the array's literal, each element quoted.
+func (a textArray) Value() (driver.Value, error) {
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, s := range a {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('"')
+		for _, r := range s {
+			if r == '"' || r == '\\' {
+				b.WriteByte('\\')
+			}
+			b.WriteRune(r)
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String(), nil
 }

@@ -131,7 +131,7 @@ func TestResolveNamesFindsTheAuthorsActiveNotes(t *testing.T) {
 		titled := f.create(t, "aaaaaaaaaaaaaaaaaaaaaaaa", "e1") // "A title", no path
 		pathed, expired, gone, soon := titled, titled, titled, titled
 		pathed.CUID, pathed.Title, pathed.Path = "bbbbbbbbbbbbbbbbbbbbbbbb", nil, new("Garden/Ünïcode Plan.md")
-		pathed.Properties = map[string]any{"aliases": []any{"Watering"}}
+		pathed.Properties = map[string]any{"aliases": []any{"Watering", `Say "hi" \ now, {maybe}`}}
 		expired.CUID, expired.Title, expired.ExpiresAt = "cccccccccccccccccccccccc", new("Expired"), &f.now
 		gone.CUID, gone.Title = "dddddddddddddddddddddddd", new("Gone")
 		later := f.now.Add(time.Hour)
@@ -145,7 +145,8 @@ func TestResolveNamesFindsTheAuthorsActiveNotes(t *testing.T) {
 			t.Fatal(err)
 		}
 		keys := []string{note.MatchKey("a TITLE"), note.MatchKey("expired"), note.MatchKey("gone"), note.MatchKey("soon"),
-			note.MatchKey("garden/ünïcode plan.md"), note.MatchKey("ÜNÏCODE PLAN"), note.MatchKey("watering")}
+			note.MatchKey("garden/ünïcode plan.md"), note.MatchKey("ÜNÏCODE PLAN"), note.MatchKey("watering"),
+			note.MatchKey(`say "HI" \ now, {maybe}`)}
 		hits, err := f.store.ResolveNames(ctx, f.owner, keys, f.now)
 		if err != nil {
 			t.Fatal(err)
@@ -155,7 +156,8 @@ func TestResolveNamesFindsTheAuthorsActiveNotes(t *testing.T) {
 			got = append(got, fmt.Sprintf("%s %d %s", h.CUID[:1], h.Kind, h.Path))
 		}
 		slices.Sort(got)
-		want := []string{"a 4 ", "b 1 Garden/Ünïcode Plan.md", "b 2 Garden/Ünïcode Plan.md", "b 3 Garden/Ünïcode Plan.md", "e 4 "}
+		want := []string{"a 4 ", "b 1 Garden/Ünïcode Plan.md", "b 2 Garden/Ünïcode Plan.md", "b 3 Garden/Ünïcode Plan.md",
+			"b 3 Garden/Ünïcode Plan.md", "e 4 "}
 		if !slices.Equal(got, want) {
 			t.Errorf("hits %q, want %q (active notes by title, path, base name and alias; not expired or unshared)", got, want)
 		}

@@ -11,8 +11,9 @@ import (
 )
 
 // Obsidian's block ids. A block whose last line ends in " ^id" (id: ASCII letters,
-// digits and "-"), or that is followed by a line holding only "^id", gets the id
-// IDPrefix+"^"+id in the page, and the marker is not shown:
+// digits and "-"; right after a wikilink or embed the space may be left out, as in
+// "![[x.png]]^id"), or that is followed by a line holding only "^id", gets the id
+// "^"+id in the page, and the marker is not shown:
 //
 //   - a paragraph gets it, unless it is in a list item (the item gets it) or it ends a
 //     quote or callout (the quote or callout gets it);
@@ -114,7 +115,7 @@ func markable(n ast.Node) bool {
 // cutBlockID cuts the block id marker off the end of line: "text ^id" or "^id" alone.
 func cutBlockID(line []byte) (rest []byte, id string, ok bool) {
 	i := bytes.LastIndexByte(line, '^')
-	if i < 0 || i+1 == len(line) || i > 0 && line[i-1] != ' ' && line[i-1] != '\t' {
+	if i < 0 || i+1 == len(line) || i > 0 && line[i-1] != ' ' && line[i-1] != '\t' && !bytes.HasSuffix(line[:i], []byte("]]")) {
 		return nil, "", false
 	}
 	for _, c := range line[i+1:] {

@@ -131,13 +131,9 @@ func moveFirstLine(para *ast.Paragraph, title *calloutTitleNode, start int) {
 func (callouts) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindCallout, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		c := n.(*calloutNode)
-		box := "div"
-		if c.Fold != "" {
-			box = "details"
-		}
+		box, _ := c.elements()
 		if !entering {
-			_, _ = w.WriteString("</" + box + ">\n")
-			return ast.WalkContinue, nil
+			return closeElement(w, box)
 		}
 		_, _ = w.WriteString("<" + box + ` class="callout callout-` + c.Variety + `"`)
 		gmhtml.RenderAttributes(w, c, gmhtml.GlobalAttributeFilter)
@@ -149,17 +145,28 @@ func (callouts) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	})
 	reg.Register(kindCalloutTitle, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		c := n.Parent().(*calloutNode)
-		tag := "p"
-		if c.Fold != "" {
-			tag = "summary"
-		}
+		_, tag := c.elements()
 		if !entering {
-			_, _ = w.WriteString("</" + tag + ">\n")
-			return ast.WalkContinue, nil
+			return closeElement(w, tag)
 		}
 		_, _ = w.WriteString("<" + tag + ` class="callout-title">`)
 		// The marker `[!kind]` asked for the icon.
 		w.(*sink).generate(item{markup: calloutIcon(c.Variety), source: len(c.Variety) + 3})
 		return ast.WalkContinue, nil
 	})
+}
+
+// elements are the HTML elements of the callout and of its title: a foldable callout is
+// a <details> whose title is its <summary>.
+func (n *calloutNode) elements() (box, title string) {
+	if n.Fold != "" {
+		return "details", "summary"
+	}
+	return "div", "p"
+}
+
+// closeElement writes the end tag of the element name, on a line of its own.
+func closeElement(w util.BufWriter, name string) (ast.WalkStatus, error) {
+	_, _ = w.WriteString("</" + name + ">\n")
+	return ast.WalkContinue, nil
 }

@@ -20,12 +20,9 @@ import (
 // out.
 type comments struct{}
 
-var (
-	kindComment      = ast.NewNodeKind("Comment")
-	kindCommentBlock = ast.NewNodeKind("CommentBlock")
-)
-
 var commentMark = []byte("%%")
+
+var kindComment = ast.NewNodeKind("Comment")
 
 type commentNode struct{ ast.BaseInline }
 
@@ -33,23 +30,15 @@ func (n *commentNode) Kind() ast.NodeKind { return kindComment }
 
 func (n *commentNode) Dump(source []byte, level int) { ast.DumpHelper(n, source, level, nil, nil) }
 
+var kindCommentBlock = ast.NewNodeKind("CommentBlock")
+
 type commentBlockNode struct {
-	ast.BaseBlock
+	rawBlock
 	closed bool // its closing `%%` was read
 }
 
-func (n *commentBlockNode) Kind() ast.NodeKind { return kindCommentBlock }
-
-func (n *commentBlockNode) IsRaw() bool { return true }
-
-func (n *commentBlockNode) Dump(source []byte, level int) { ast.DumpHelper(n, source, level, nil, nil) }
-
 func (comments) Extend(m goldmark.Markdown) {
-	m.Parser().AddOptions(
-		parser.WithInlineParsers(util.Prioritized(commentInline{}, 150)),
-		parser.WithBlockParsers(util.Prioritized(commentBlock{}, 89)),
-	)
-	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(comments{}, 150)))
+	addInlineAndBlock(m, commentInline{}, commentBlock{}, 89, comments{}, 150)
 }
 
 func (comments) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
@@ -82,7 +71,7 @@ func (commentInline) Parse(_ ast.Node, block text.Reader, _ parser.Context) ast.
 // commentBlock parses a comment from a line that starts with `%%` (after at most three
 // spaces) to the line with the next `%%`. A line whose comment closes before more text
 // is a paragraph with an inline comment instead.
-type commentBlock struct{}
+type commentBlock struct{ interruptingBlock }
 
 func (commentBlock) Trigger() []byte { return []byte{'%'} }
 
@@ -92,16 +81,16 @@ func (commentBlock) Open(_ ast.Node, reader text.Reader, pc parser.Context) (ast
 	if pos < 0 || pos > 3 || !bytes.HasPrefix(line[pos:], commentMark) {
 		return nil, parser.NoChildren
 	}
+	n := &commentBlockNode{rawBlock: rawBlock{kind: kindCommentBlock}}
 	rest := line[pos+2:]
 	if end := bytes.Index(rest, commentMark); end >= 0 {
 		if len(util.TrimRightSpace(rest[end+2:])) > 0 {
 			return nil, parser.NoChildren
 		}
-		reader.Advance(segment.Len() - 1)
-		return &commentBlockNode{closed: true}, parser.NoChildren
+		n.closed = true
 	}
 	reader.Advance(segment.Len() - 1)
-	return &commentBlockNode{}, parser.NoChildren
+	return n, parser.NoChildren
 }
 
 func (commentBlock) Continue(node ast.Node, reader text.Reader, _ parser.Context) parser.State {
@@ -114,9 +103,3 @@ func (commentBlock) Continue(node ast.Node, reader text.Reader, _ parser.Context
 	n.closed = bytes.Contains(line, commentMark)
 	return parser.Continue | parser.NoChildren
 }
-
-func (commentBlock) Close(ast.Node, text.Reader, parser.Context) {}
-
-func (commentBlock) CanInterruptParagraph() bool { return true }
-
-func (commentBlock) CanAcceptIndentedLine() bool { return false }

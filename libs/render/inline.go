@@ -50,10 +50,7 @@ func (highlights) Parse(_ ast.Node, block text.Reader, pc parser.Context) ast.No
 	return node
 }
 
-func (highlights) Extend(m goldmark.Markdown) {
-	m.Parser().AddOptions(parser.WithInlineParsers(util.Prioritized(highlights{}, 500)))
-	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(highlights{}, 500)))
-}
+func (highlights) Extend(m goldmark.Markdown) { addInline(m, highlights{}, 500) }
 
 func (highlights) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindHighlight, func(w util.BufWriter, _ []byte, _ ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -118,10 +115,7 @@ func withText(n ast.Node, text string) ast.Node {
 	return n
 }
 
-func (tags) Extend(m goldmark.Markdown) {
-	m.Parser().AddOptions(parser.WithInlineParsers(util.Prioritized(tags{}, 600)))
-	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(tags{}, 600)))
-}
+func (tags) Extend(m goldmark.Markdown) { addInline(m, tags{}, 600) }
 
 func (tags) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindTag, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {

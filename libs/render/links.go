@@ -1,9 +1,7 @@
 package render
 
 import (
-	"bytes"
 	"net/url"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -121,26 +119,32 @@ func (noteLinks) Transform(doc *ast.Document, reader text.Reader, pc parser.Cont
 }
 
 // imageSize gives img the size written at the end of its alt text, `![alt|300](x.png)`
-// or `![alt|300x200](x.png)`, as Obsidian does, and takes it out of the alt text.
+// or `![alt|300x200](x.png)`, or as the whole of it, `![300](x.png)`, as Obsidian does,
+// and takes it out of the alt text.
 func imageSize(img *ast.Image, source []byte) {
 	t, ok := img.LastChild().(*ast.Text)
 	if !ok {
 		return
 	}
-	v := t.Segment.Value(source)
-	i := bytes.LastIndexByte(v, '|')
-	if i < 0 {
-		return
-	}
-	w, h := parseSize(strings.TrimSpace(string(v[i+1:])))
+	keep, w, h := cutSize(string(t.Segment.Value(source)))
 	if w == 0 {
 		return
 	}
-	t.Segment = t.Segment.WithStop(t.Segment.Start + len(util.TrimRightSpace(v[:i])))
+	t.Segment = t.Segment.WithStop(t.Segment.Start + keep)
 	img.SetAttributeString("width", []byte(strconv.Itoa(w)))
 	if h > 0 {
 		img.SetAttributeString("height", []byte(strconv.Itoa(h)))
 	}
+}
+
+// cutSize reads the size at the end of an image's alt text, after its last "|" or as
+// the whole of it: keep is the length of the alt text before it; w is 0 for none.
+func cutSize(alt string) (keep, w, h int) {
+	i := strings.LastIndexByte(alt, '|')
+	if w, h = parseSize(strings.TrimSpace(alt[i+1:])); w == 0 {
+		return len(alt), 0, 0
+	}
+	return len(strings.TrimRight(alt[:max(i, 0)], " \t")), w, h
 }
 
 // localAnchors resolves the fragments of links within a note, each distinct one once and
@@ -162,16 +166,18 @@ func (a *localAnchors) anchor(fragment string) string {
 // scheme matches the scheme of an absolute URL, and a network path.
 var scheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*:|//)`)
 
-// markdownNoteLink reads a Markdown link's destination as a link to a note: a relative
-// URL whose path ends in ".md" (any case), or "#fragment" alone (a link within the
-// note). target and fragment are percent-decoded (as written when that fails).
+// markdownNoteLink reads a Markdown link's destination as a link to a note, as Obsidian
+// does: a relative URL whose path names no attachment (it ends in ".md", or has no
+// extension of a file Obsidian shows: `[x](Folder/Note)` is a note too), or "#fragment"
+// alone (a link within the note). target and fragment are percent-decoded (as written
+// when that fails).
 func markdownNoteLink(destination []byte) (target, fragment string, ok bool) {
 	dest := unescapeDestination(destination)
 	if scheme.MatchString(dest) {
 		return "", "", false
 	}
 	p, f, hasFragment := strings.Cut(dest, "#")
-	if p != "" && !strings.EqualFold(path.Ext(p), ".md") || p == "" && !hasFragment {
+	if p != "" && IsAttachment(unescape(p)) || p == "" && !hasFragment {
 		return "", "", false
 	}
 	return strings.TrimSpace(unescape(p)), strings.TrimSpace(unescape(f)), true

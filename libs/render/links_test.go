@@ -76,7 +76,7 @@ func TestLinksWithinTheNoteResolveInTheRender(t *testing.T) {
 	html := string(res.HTML)
 	for _, want := range []string{
 		`<a class="wikilink" href="#n-%C3%BCberblick" rel="nofollow">überblick</a>`,
-		`<a class="wikilink" href="#n-%5Eb1" rel="nofollow">the block</a>`,
+		`<a class="wikilink" href="#%5Eb1" rel="nofollow">the block</a>`,
 		`<span class="wikilink unresolved">Missing</span>`,
 		`<span class="wikilink unresolved">A &gt; Missing</span>`,
 		`<a class="wikilink" href="#n-%C3%BCberblick" rel="nofollow">x</a>`,
@@ -89,9 +89,9 @@ func TestLinksWithinTheNoteResolveInTheRender(t *testing.T) {
 }
 
 func TestImageSizes(t *testing.T) {
-	html := string(markdown(t, "![A plot|300](a.png) ![|40x30](b.png) ![a|b](c.png) ![x|0](d.png)\n").HTML)
+	html := string(markdown(t, "![A plot|300](a.png) ![|40x30](b.png) ![a|b](c.png) ![x|0](d.png) ![250](e.png)\n").HTML)
 	for _, want := range []string{
-		`<img src="a.png" alt="A plot" width="300">`, `<img src="b.png" alt="" width="40" height="30">`,
+		`<img src="a.png" alt="A plot" width="300">`, `<img src="b.png" alt="" width="40" height="30">`, `<img src="e.png" alt="" width="250">`,
 		`<img src="c.png" alt="a|b">`, `<img src="d.png" alt="x|0">`,
 	} {
 		if !strings.Contains(html, want) {
@@ -104,10 +104,10 @@ func TestImageSizes(t *testing.T) {
 // gives back what goldmark's link parser read ahead (a reference label, a destination).
 func TestBracketsThatMakeNoLinkStayText(t *testing.T) {
 	for src, want := range map[string]string{
-		"[^1][^1]x":      "<p>[^1][^1]x</p>",
-		"[a][b] c":       "<p>[a][b] c</p>",
-		"[a](b c d) e":   "<p>[a](b c d) e</p>",
-		"[a [b] c](x) d": `<p><a href="x" rel="nofollow">a [b] c</a> d</p>`,
+		"[^1][^1]x":                       "<p>[^1][^1]x</p>",
+		"[a][b] c":                        "<p>[a][b] c</p>",
+		"[a](b c d) e":                    "<p>[a](b c d) e</p>",
+		"[a [b] c](https://x.example/) d": `<p><a href="https://x.example/" rel="nofollow">a [b] c</a> d</p>`,
 	} {
 		if html := string(markdown(t, src+"\n").HTML); !strings.Contains(html, want) {
 			t.Errorf("%q renders as %s, want %s", src, html, want)

@@ -52,25 +52,12 @@ func (n *mathNode) Dump(source []byte, level int) {
 	ast.DumpHelper(n, source, level, map[string]string{"TeX": n.TeX}, nil)
 }
 
+// kindMathBlock is the kind of a display formula between `$$` lines, a rawBlock whose
+// lines are the TeX.
 var kindMathBlock = ast.NewNodeKind("MathBlock")
 
-// mathBlockNode is a display formula between `$$` lines; its lines are the TeX.
-type mathBlockNode struct {
-	ast.BaseBlock
-}
-
-func (n *mathBlockNode) Kind() ast.NodeKind { return kindMathBlock }
-
-func (n *mathBlockNode) IsRaw() bool { return true }
-
-func (n *mathBlockNode) Dump(source []byte, level int) { ast.DumpHelper(n, source, level, nil, nil) }
-
 func (maths) Extend(m goldmark.Markdown) {
-	m.Parser().AddOptions(
-		parser.WithInlineParsers(util.Prioritized(mathInline{}, 150)),
-		parser.WithBlockParsers(util.Prioritized(mathBlock{}, 90)),
-	)
-	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(maths{}, 150)))
+	addInlineAndBlock(m, mathInline{}, mathBlock{}, 90, maths{}, 150)
 }
 
 type mathInline struct{}
@@ -147,7 +134,7 @@ func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\
 // mathBlock parses display math between lines that start with `$$` (after at most
 // three spaces): the TeX may follow the opening `$$` and precede the closing one. An
 // opening `$$` without a closing one later in the note is not math.
-type mathBlock struct{}
+type mathBlock struct{ interruptingBlock }
 
 func (mathBlock) Trigger() []byte { return []byte{'$'} }
 
@@ -166,7 +153,7 @@ func (mathBlock) Open(_ ast.Node, reader text.Reader, pc parser.Context) (ast.No
 	if !bytes.Contains(reader.Source()[segment.Start+start:], []byte("$$")) {
 		return nil, parser.NoChildren
 	}
-	node := &mathBlockNode{}
+	node := &rawBlock{kind: kindMathBlock}
 	if len(util.TrimRightSpace(util.TrimLeftSpace(rest))) > 0 {
 		node.Lines().Append(text.NewSegment(segment.Start+start, segment.Stop))
 	}
@@ -190,12 +177,6 @@ func (mathBlock) Continue(node ast.Node, reader text.Reader, _ parser.Context) p
 	reader.Advance(segment.Len() - 1)
 	return parser.Continue | parser.NoChildren
 }
-
-func (mathBlock) Close(ast.Node, text.Reader, parser.Context) {}
-
-func (mathBlock) CanInterruptParagraph() bool { return true }
-
-func (mathBlock) CanAcceptIndentedLine() bool { return false }
 
 func (maths) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindMath, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {

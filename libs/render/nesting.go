@@ -10,7 +10,7 @@ import (
 
 // shallowBlocks shows as plain text the rest of a line that would open a container
 // deeper than maxNesting. It comes before every other block parser.
-type shallowBlocks struct{}
+type shallowBlocks struct{ interruptingBlock }
 
 func (shallowBlocks) Trigger() []byte {
 	return []byte{'>', '-', '+', '*', '[', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9'}
@@ -41,12 +41,6 @@ func (shallowBlocks) Open(parent ast.Node, reader text.Reader, pc parser.Context
 func (shallowBlocks) Continue(ast.Node, text.Reader, parser.Context) parser.State {
 	return parser.Close
 }
-
-func (shallowBlocks) Close(ast.Node, text.Reader, parser.Context) {}
-
-func (shallowBlocks) CanInterruptParagraph() bool { return true }
-
-func (shallowBlocks) CanAcceptIndentedLine() bool { return false }
 
 // footnotesKey counts the lines that may define a footnote. The footnote parser looks
 // for a reference's definition among them all in turn.

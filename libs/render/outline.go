@@ -25,10 +25,11 @@ func (outlines) Extend(m goldmark.Markdown) {
 	)
 }
 
-// IDPrefix starts every id of a note's HTML: its headings' anchors, its block ids and its
-// footnotes'. The page around a note, and the notes embedded in it, use ids that do not
-// start with it, so that no heading or block of a note can take an id of the page, and a
-// link into a note always lands in that note.
+// IDPrefix starts the ids of a note's headings and footnotes. The page around a note, and
+// the notes embedded in it, use ids that do not start with it, so that no heading of a
+// note can take an id of the page, and a link into a note always lands in that note. A
+// block's id is "^" and its own id, as Obsidian links to it (#^id): no id of the page
+// starts with "^".
 const IDPrefix = "n-"
 
 // Outline is what links into a note need of it: its headings and block ids, in document
@@ -163,7 +164,7 @@ func outlineOf(pc parser.Context) *Outline {
 }
 
 // blockAnchor is the id in the page of the block with id.
-func blockAnchor(id string) string { return IDPrefix + "^" + id }
+func blockAnchor(id string) string { return "^" + id }
 
 // Anchor is the id in the page of what fragment names in the note, as a link writes it
 // after the note's name and a "#":
@@ -175,10 +176,10 @@ func blockAnchor(id string) string { return IDPrefix + "^" + id }
 //     one of the same or a higher level.
 //
 // A heading's text matches a part of the fragment as Obsidian matches them: both are
-// read with "#", "|", "^", ":", "%", "[" and "]" as spaces (characters a link cannot
-// carry, which Obsidian leaves out of the links it writes), their white space trimmed
-// and each run of it as one space, and compared case-insensitively (Unicode simple case
-// folding). ok is false when nothing matches; a link should then lead to the page
+// read with ASCII punctuation but "-", "_" and "'" as spaces (headingPunctuation: a link
+// cannot carry some of it, and Obsidian leaves it out of the links it writes), their
+// white space trimmed and each run of it as one space, and compared case-insensitively
+// (Unicode simple case folding): "Q: why?" and "`f()`" match the links "#Q why" and "#f". ok is false when nothing matches; a link should then lead to the page
 // itself. A call compares one string per heading (Heading.Key).
 func (o Outline) Anchor(fragment string) (anchor string, ok bool) {
 	if id, isBlock := strings.CutPrefix(strings.TrimSpace(fragment), "^"); isBlock {
@@ -216,10 +217,14 @@ func (o Outline) Anchor(fragment string) (anchor string, ok bool) {
 	return o.Headings[found].Anchor, true
 }
 
+// headingPunctuation is what Obsidian reads as white space when it matches a link's
+// fragment to a heading: ASCII punctuation but "-", "_" and "'".
+const headingPunctuation = "!\"#$%&()*+,./:;<=>?@[\\]^`{|}~"
+
 // matchKey is s as Anchor compares it, before case folding.
 func matchKey(s string) string {
 	return strings.Join(strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune("#|^:%[]", r)
+		return unicode.IsSpace(r) || strings.ContainsRune(headingPunctuation, r)
 	}), " ")
 }
 

@@ -38,7 +38,7 @@ func TestOutlineAnchorFindsHeadingsAndBlocks(t *testing.T) {
 	src := "# Intro\n\n## Setup\n\n### Details\n\n# Usage\n\n## Details\n\nText ^para-1\n\n## Q: why? [x]\n"
 	o := markdown(t, src).Outline
 	want := []render.Heading{{1, "Intro", "n-intro", "intro"}, {2, "Setup", "n-setup", "setup"}, {3, "Details", "n-details", "details"},
-		{1, "Usage", "n-usage", "usage"}, {2, "Details", "n-details-1", "details"}, {2, "Q: why? [x]", "n-q-why-x", "q why? x"}}
+		{1, "Usage", "n-usage", "usage"}, {2, "Details", "n-details-1", "details"}, {2, "Q: why? [x]", "n-q-why-x", "q why x"}}
 	if !reflect.DeepEqual(o.Headings, want) || !reflect.DeepEqual(o.Blocks, []string{"para-1"}) {
 		t.Fatalf("outline %+v", o)
 	}
@@ -49,9 +49,10 @@ func TestOutlineAnchorFindsHeadingsAndBlocks(t *testing.T) {
 		"Intro#Details":       "n-details",
 		"Intro#Setup#DETAILS": "n-details",
 		"q WHY? x":            "n-q-why-x",
-		"^para-1":             "n-^para-1",
+		"^para-1":             "^para-1",
 		"Setup#Usage":         "",
 		"Missing":             "",
+		"Q why x":             "n-q-why-x",
 		"SETUP#DETAİLS":       "",
 		"ſetup":               "n-setup",
 		"^PARA-1":             "",
@@ -68,19 +69,20 @@ func TestOutlineAnchorFindsHeadingsAndBlocks(t *testing.T) {
 // gives the block an id and is not shown.
 func TestBlockIDs(t *testing.T) {
 	tests := []struct{ name, src, want string }{
-		{"a paragraph, at its end", "Some text ^p1\n", `<p id="n-^p1">Some text</p>`},
-		{"a paragraph, on the next line", "Some text\n^p2\n", `<p id="n-^p2">Some text</p>`},
-		{"a paragraph, after a blank line", "Some text\n\n^p3\n", `<p id="n-^p3">Some text</p>`},
-		{"a list item", "- one ^li1\n- two\n", `<li id="n-^li1">one</li>`},
-		{"a list", "- one\n- two\n\n^list\n", `<ul id="n-^list">`},
-		{"a quote", "> quoted\n> ^q1\n", `<blockquote id="n-^q1"><p>quoted</p>`},
-		{"a callout", "> [!note] Title\n> body\n\n^c1\n", `<div class="callout callout-note" id="n-^c1">`},
-		{"a callout, at its end", "> [!tip]- Title\n> body ^c2\n", `<details class="callout callout-tip" id="n-^c2">`},
-		{"a table", "| a | b |\n|---|---|\n| c | d |\n^t1\n", "<table id=\"n-^t1\">"},
-		{"a table, after a blank line", "| a |\n|---|\n| c |\n\n^t2\n", "<table id=\"n-^t2\">"},
+		{"a paragraph, at its end", "Some text ^p1\n", `<p id="^p1">Some text</p>`},
+		{"a paragraph, on the next line", "Some text\n^p2\n", `<p id="^p2">Some text</p>`},
+		{"a paragraph, after a blank line", "Some text\n\n^p3\n", `<p id="^p3">Some text</p>`},
+		{"a list item", "- one ^li1\n- two\n", `<li id="^li1">one</li>`},
+		{"a list", "- one\n- two\n\n^list\n", `<ul id="^list">`},
+		{"a quote", "> quoted\n> ^q1\n", `<blockquote id="^q1"><p>quoted</p>`},
+		{"a callout", "> [!note] Title\n> body\n\n^c1\n", `<div class="callout callout-note" id="^c1">`},
+		{"a callout, at its end", "> [!tip]- Title\n> body ^c2\n", `<details class="callout callout-tip" id="^c2">`},
+		{"a table", "| a | b |\n|---|---|\n| c | d |\n^t1\n", "<table id=\"^t1\">"},
+		{"a table, after a blank line", "| a |\n|---|\n| c |\n\n^t2\n", "<table id=\"^t2\">"},
 		{"a heading keeps its anchor, the marker after it is text", "# H\n^x\n", "<p>^x</p>"},
 		{"a caret inside a word is text", "2^10 and a^b\n", "<p>2^10 and a^b</p>"},
-		{"an id repeated names the first block only", "a ^d\n\nb ^d\n", "<p id=\"n-^d\">a</p>\n<p>b</p>"},
+		{"right after an embed", "![[x.png]]^img\n", `<p id="^img">`},
+		{"an id repeated names the first block only", "a ^d\n\nb ^d\n", "<p id=\"^d\">a</p>\n<p>b</p>"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,6 +54,9 @@ const maxReferences = 1 << 14
 // a construct over them is text, as on the page), so a caller can rewrite a reference in
 // place, by its byte range, and warn only of what the page really shows.
 func References(src string) []Reference {
+	if !strings.Contains(src, "[") {
+		return nil // every reference has one: a note without any is not parsed
+	}
 	source := []byte(src)
 	pc := parser.NewContext()
 	doc := markdown.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
@@ -104,11 +107,9 @@ func markdownReference(source []byte, start int, ends map[int]linkEnd, ref *ast.
 	}
 	r.Text = string(source[textStart:e.bracket])
 	if r.Kind == RefImage {
-		if i := strings.LastIndexByte(r.Text, '|'); i >= 0 {
-			if w, h := parseSize(strings.TrimSpace(r.Text[i+1:])); w > 0 {
-				r.Text, r.Width, r.Height = strings.TrimSpace(r.Text[:i]), w, h
-			}
-		}
+		var keep int
+		keep, r.Width, r.Height = cutSize(r.Text)
+		r.Text = strings.TrimSpace(r.Text[:keep])
 	}
 	if ref == nil && e.destination >= 0 {
 		r.DestStart, r.DestEnd = e.destination, e.destinationEnd

@@ -30,6 +30,7 @@ func TestReferences(t *testing.T) {
 		{"an embed with an anchor", "![[x.png#frame|300]]", render.Reference{Kind: render.RefEmbed, Target: "x.png", Fragment: "frame", Width: 300}, "![[x.png#frame|300]]", ""},
 		{"a Markdown link to a note", "[the note](Folder/Note%20name.md#Part%20Two)", render.Reference{Kind: render.RefLink, Target: "Folder/Note name.md", Fragment: "Part Two", Text: "the note"}, "[the note](Folder/Note%20name.md#Part%20Two)", "Folder/Note%20name.md#Part%20Two"},
 		{"a Markdown image with a size", `![a \] b|300](<my pic.png> "title")`, render.Reference{Kind: render.RefImage, Target: "my pic.png", Text: `a \] b`, Width: 300}, `![a \] b|300](<my pic.png> "title")`, "<my pic.png>"},
+		{"a Markdown image sized by its alt text", "![250](x.png)", render.Reference{Kind: render.RefImage, Target: "x.png", Width: 250}, "![250](x.png)", "x.png"},
 		{"a Markdown image of a wikilink", "![alt]([[x.png]])", render.Reference{Kind: render.RefImage, Target: "[[x.png]]", Text: "alt"}, "![alt]([[x.png]])", "[[x.png]]"},
 		{"a URL", "[a](https://e.com/a%20b#c)", render.Reference{Kind: render.RefLink, Target: "https://e.com/a%20b#c", External: true, Text: "a"}, "[a](https://e.com/a%20b#c)", "https://e.com/a%20b#c"},
 		{"in a quote, over lines", "> [a\n> b](\n> x.md)", render.Reference{Kind: render.RefLink, Target: "x.md", Text: "a\n> b"}, "[a\n> b](\n> x.md)", "x.md"},

@@ -71,7 +71,12 @@ import (
 // 5: Obsidian's heading anchors (every script) and block ids, all ids prefixed (IDPrefix),
 // note links as written (Markdown links to .md files too), same-note links resolved,
 // image sizes.
-const Version = 5
+// 6: fragments match headings with ASCII punctuation read as space (the outline's keys),
+// block ids right after an embed, images sized by an alt text that is a size, and a "]"
+// that makes no link keeps the text after it.
+// 7: block ids are ^id, as Obsidian's links name them; a Markdown link to a relative
+// path without an attachment's extension ([x](Folder/Note)) is a note link.
+const Version = 7
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
 type Fallback struct {
@@ -167,8 +172,8 @@ var policy = func() *bluemonday.Policy {
 	p.AllowElements("mark", "details", "summary")
 	p.AllowAttrs("class").Matching(token).OnElements("pre", "code", "span", "div", "p", "a", "sup", "ol", "li", "hr", "details", "summary")
 	p.AllowAttrs("open").Matching(regexp.MustCompile(`^(open)?$`)).OnElements("details")
-	// The ids the renderer gives (see IDPrefix): heading anchors, block ids, footnotes.
-	p.AllowAttrs("id").Matching(regexp.MustCompile(`^`+IDPrefix+`[\p{L}\p{M}\p{N}_:^-]+$`)).
+	// The ids the renderer gives (see IDPrefix): heading anchors, footnotes, block ids.
+	p.AllowAttrs("id").Matching(regexp.MustCompile(`^(`+IDPrefix+`[\p{L}\p{M}\p{N}_:^-]+|\^[A-Za-z0-9-]+)$`)).
 		OnElements("h1", "h2", "h3", "h4", "h5", "h6", "p", "li", "ul", "ol", "blockquote", "table", "div", "details", "sup")
 	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(left|right|center)$`)).OnElements("th", "td")
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")

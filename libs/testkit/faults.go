@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"net"
 	"net/url"
-	"os"
 	"os/exec"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,44 +18,92 @@ import (
 	"github.com/sharenote/sharenote/libs/db"
 )
 
+// outage gives a throw-away server of one test the Start and Stop with which the test
+// sees how the service lives through an outage of it: the server restarts on the same
+// port and data.
+type outage struct {
+	t *testing.T
+	s restartable
+}
+
+// restartable is a throw-away server that an outage stops and starts.
+type restartable interface {
+	start() error // starts the server and waits until it is ready
+	kill()        // kills it, as a crash would, and waits; nothing when it is not running
+	remove()      // stops it and removes its data
+}
+
+// startOutage makes a server with create for t, removes it when the test ends, and
+// starts it.
+func startOutage[S restartable](t *testing.T, create func() (S, error)) (S, outage) {
+	t.Helper()
+	s, err := create()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.remove)
+	o := outage{t: t, s: s}
+	o.Start()
+	return s, o
+}
+
+// Start starts the server (again) and waits until it is ready.
+func (o outage) Start() {
+	o.t.Helper()
+	if err := o.s.start(); err != nil {
+		o.t.Fatal(err)
+	}
+}
+
+// Stop kills the server, as a crash would; the data stays for the next Start. It does
+// nothing when the server is not running.
+func (o outage) Stop() { o.s.kill() }
+
 // RedisProcess is a throw-away redis-server of one test, which the test may stop and
 // start again on the same port to see how the service lives through a Redis outage.
 type RedisProcess struct {
 	// URL is the server's redis:// URL; it stays the same across restarts.
-	URL  string
-	t    *testing.T
-	port int
-	cmd  *exec.Cmd
+	URL string
+	outage
 }
 
 // StartRedis starts a throw-away Redis for t and stops it when the test ends.
 func StartRedis(t *testing.T) *RedisProcess {
 	t.Helper()
-	r := &RedisProcess{t: t, port: freePort()}
-	r.URL = redisURLOf(r.port)
-	r.Start()
-	t.Cleanup(r.Stop)
-	return r
+	r, o := startOutage(t, func() (*redisInstance, error) { return &redisInstance{port: freePort()}, nil })
+	return &RedisProcess{URL: redisURLOf(r.port), outage: o}
 }
 
-// Start starts the server (again).
-func (r *RedisProcess) Start() {
-	r.t.Helper()
+// redisInstance is a redis-server without persistence on a port and, while it runs, its
+// process.
+type redisInstance struct {
+	port int
+	process
+}
+
+func (r *redisInstance) start() error {
 	cmd, err := launchRedis(r.port)
 	if err != nil {
-		r.t.Fatal(err)
+		return err
 	}
 	r.cmd = cmd
+	return nil
 }
 
-// Stop kills the server, as a crash would; it does nothing when it is not running.
-func (r *RedisProcess) Stop() {
-	if r.cmd == nil {
+func (r *redisInstance) remove() { r.kill() }
+
+// process is the process of a throw-away server while it runs.
+type process struct{ cmd *exec.Cmd }
+
+// kill kills the process, as a crash would, and waits for it; it does nothing when
+// none runs.
+func (p *process) kill() {
+	if p.cmd == nil {
 		return
 	}
-	_ = r.cmd.Process.Kill()
-	_, _ = r.cmd.Process.Wait()
-	r.cmd = nil
+	_ = p.cmd.Process.Kill()
+	_, _ = p.cmd.Process.Wait()
+	p.cmd = nil
 }
 
 // PostgresProcess is a throw-away Postgres server of one test, which the test may stop
@@ -66,34 +112,16 @@ func (r *RedisProcess) Stop() {
 type PostgresProcess struct {
 	// URL is the maintenance database's URL; it stays the same across restarts.
 	URL string
-	t   *testing.T
-	c   *cluster
+	outage
 }
 
 // StartPostgres initialises and starts a throw-away Postgres for t, and removes it when
 // the test ends.
 func StartPostgres(t *testing.T) *PostgresProcess {
 	t.Helper()
-	c, err := newCluster()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &PostgresProcess{URL: c.url(), t: t, c: c}
-	t.Cleanup(func() { c.stop(syscall.SIGINT); _ = os.RemoveAll(c.dir) })
-	p.Start()
-	return p
+	c, o := startOutage(t, newCluster)
+	return &PostgresProcess{URL: c.url(), outage: o}
 }
-
-// Start starts the server (again) and waits until it takes queries.
-func (p *PostgresProcess) Start() {
-	p.t.Helper()
-	if err := p.c.start(); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-// Stop kills the server, as a crash would; the data stays for the next Start.
-func (p *PostgresProcess) Stop() { p.c.stop(syscall.SIGKILL) }
 
 // NewDatabase creates a migrated database on the server and returns its URL; it goes
 // with the server when the test ends.

@@ -55,33 +55,16 @@ func S3(t *testing.T) S3Bucket {
 // start again on the same port and data to see how the service lives through an
 // object store outage.
 type MinIOProcess struct {
-	t *testing.T
+	outage
 	m *minioServer
 }
 
 // StartMinIO starts a throw-away MinIO for t and removes it when the test ends.
 func StartMinIO(t *testing.T) *MinIOProcess {
 	t.Helper()
-	m, err := newMinIO()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(m.remove)
-	p := &MinIOProcess{t: t, m: m}
-	p.Start()
-	return p
+	m, o := startOutage(t, newMinIO)
+	return &MinIOProcess{outage: o, m: m}
 }
-
-// Start starts the server (again) and waits until it is ready.
-func (p *MinIOProcess) Start() {
-	p.t.Helper()
-	if err := p.m.start(); err != nil {
-		p.t.Fatal(err)
-	}
-}
-
-// Stop kills the server, as a crash would; the data stays for the next Start.
-func (p *MinIOProcess) Stop() { p.m.stop() }
 
 // Bucket creates a fresh bucket on the running server. It goes with the server, so it
 // needs no cleanup while the server is down.
@@ -196,7 +179,7 @@ func (s s3Server) removeBucket(name string) error {
 type minioServer struct {
 	s3Server
 	bin, dir string
-	cmd      *exec.Cmd
+	process
 }
 
 func newMinIO() (*minioServer, error) {
@@ -236,22 +219,12 @@ func (m *minioServer) start() error {
 			return nil
 		}
 	}
-	m.stop()
+	m.kill()
 	return fmt.Errorf("throw-away minio did not start on %s; see %s", m.endpoint, logPath)
 }
 
-// stop kills the server and waits for it; it does nothing when it is not running.
-func (m *minioServer) stop() {
-	if m.cmd == nil {
-		return
-	}
-	_ = m.cmd.Process.Kill()
-	_, _ = m.cmd.Process.Wait()
-	m.cmd = nil
-}
-
 func (m *minioServer) remove() {
-	m.stop()
+	m.kill()
 	_ = os.RemoveAll(m.dir)
 }
 

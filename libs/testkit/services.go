@@ -88,7 +88,7 @@ func startPostgres() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	addCleanup(func() { c.stop(syscall.SIGINT); _ = os.RemoveAll(c.dir) })
+	addCleanup(c.remove)
 	if err := c.start(); err != nil {
 		return "", err
 	}
@@ -162,6 +162,15 @@ func (c *cluster) stop(sig syscall.Signal) {
 	_ = syscall.Kill(-c.srv.Process.Pid, sig)
 	_, _ = c.srv.Process.Wait()
 	c.srv = nil
+}
+
+// kill stops the server as a crash would; the data stays.
+func (c *cluster) kill() { c.stop(syscall.SIGKILL) }
+
+// remove stops the server (Postgres's fast shutdown) and removes the cluster's folder.
+func (c *cluster) remove() {
+	c.stop(syscall.SIGINT)
+	_ = os.RemoveAll(c.dir)
 }
 
 // startRedis starts a throw-away redis-server without persistence on a free port.

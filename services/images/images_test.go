@@ -163,7 +163,9 @@ func TestEscapedFilenamesAreReadableAtTheirURL(t *testing.T) {
 		acc := f.NewAccount(t, "owner")
 		cases := []struct{ filename, escaped string }{
 			{"my photo.png", "my%20photo.png"},
-			{"ünï #1?.png", "%C3%BCn%C3%AF%20%231%3F.png"},
+			// Not "#": in a reference it starts an anchor, as Obsidian, which allows no "#"
+			// in a file name, reads it.
+			{"ünï 1?.png", "%C3%BCn%C3%AF%201%3F.png"},
 			{"100%.png", "100%25.png"},
 		}
 		for _, c := range cases {

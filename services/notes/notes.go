@@ -12,13 +12,13 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// Module is the notes target.
-var Module = app.Module{Name: routes.Notes, New: newService}
+// Target is the notes target.
+var Target = app.Target{Name: routes.Notes, New: newParts}
 
-// newService builds the notes target.
-func newService(d app.Deps) (app.Service, error) {
+// newParts builds the parts of the notes target.
+func newParts(d app.Deps) (app.Parts, error) {
 	a := newAPI(d.Notes, d.Settings, d.Reads, d.Registry, d.Log)
-	return app.Service{Handlers: a.handlers()}, nil
+	return app.Parts{Handlers: a.handlers()}, nil
 }
 
 // handlers attaches the handlers of the notes target to its routes; a route added to

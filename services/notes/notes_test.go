@@ -20,7 +20,7 @@ import (
 
 func TestMain(m *testing.M) { testkit.Main(m) }
 
-var modules = []app.Module{notes.Module}
+var targets = []app.Target{notes.Target}
 
 // fixture is a server with one account and helpers to publish through the domain (the
 // publish route belongs to another service) and to call the notes routes.
@@ -33,7 +33,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, b testkit.Backend) *fixture {
 	clock := testkit.NewClock()
-	s := testkit.StartServer(t, b, modules, testkit.WithClock(clock))
+	s := testkit.StartServer(t, b, targets, testkit.WithClock(clock))
 	return &fixture{Server: s, t: t, acc: s.NewAccount(t, "owner"), clock: clock}
 }
 

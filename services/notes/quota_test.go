@@ -33,7 +33,7 @@ func TestReplacingAnImageIsChargedTheDifference(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		const quota = 10_000
 		clock := testkit.NewClock()
-		s := testkit.StartServer(t, b, modules, testkit.WithClock(clock), testkit.WithEnv("SHARE_IMAGE_QUOTA_BYTES", strconv.Itoa(quota)))
+		s := testkit.StartServer(t, b, targets, testkit.WithClock(clock), testkit.WithEnv("SHARE_IMAGE_QUOTA_BYTES", strconv.Itoa(quota)))
 		f := &fixture{Server: s, t: t, acc: s.NewAccount(t, "owner"), clock: clock}
 		ctx := context.Background()
 		a, bImg := testkit.PNGOfSize(t, 6000), testkit.PNGOfSize(t, 3000)

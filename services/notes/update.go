@@ -3,7 +3,6 @@ package notes
 import (
 	"encoding/json"
 	"mime"
-	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -35,13 +34,7 @@ func noteText(t note.Text) wire.NoteText {
 // body is held to the JSON limit.
 func (a *api) UpdateNote(c *gin.Context) {
 	p, err := a.update(c)
-	if err != nil {
-		errs.Abort(c, err)
-		return
-	}
-	c.Header("Cache-Control", "no-store")
-	noteapi.SetETag(c, p)
-	c.JSON(http.StatusOK, a.owner(p))
+	noteapi.AnswerWrite(c, p, err, a.owner)
 }
 
 // update reads the PATCH's fields and applies them. When a multipart PATCH fails, the

@@ -40,13 +40,9 @@ func (a *api) handlers() app.Handlers {
 // Markdown and JSON formats narrow it to theirs before reading.
 func (a *api) Publish(c *gin.Context) {
 	p, err := a.publish(c)
-	if err != nil {
-		errs.Abort(c, err)
-		return
-	}
-	c.Header("Cache-Control", "no-store")
-	noteapi.SetETag(c, p)
-	c.JSON(http.StatusOK, wire.PublishResponse{Ref: noteapi.Ref(a.notes, p.CUID), ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)})
+	noteapi.AnswerWrite(c, p, err, func(p note.Publication) wire.PublishResponse {
+		return wire.PublishResponse{Ref: noteapi.Ref(a.notes, p.CUID), ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)}
+	})
 }
 
 // publish reads the fields in the body's format and publishes them. When a multipart

@@ -16,8 +16,9 @@ var Target = app.Target{Name: routes.Publish, New: newParts}
 // background (temporary ones, and those of an older renderer).
 const renderEvery = 500 * time.Millisecond
 
-// newParts builds the parts of the publish target: its handlers, and the background renders, which
-// every replica runs (each publication is claimed by one).
+// newParts builds the parts of the publish target: its handlers, and the background jobs
+// every replica runs: the renders to redo (each publication is claimed by one replica),
+// and the indexing of names the link index lacks or holds under an older version.
 func newParts(d app.Deps) (app.Parts, error) {
 	a := &api{notes: d.Notes, log: d.Log}
 	return app.Parts{Handlers: a.handlers(), Jobs: []app.Job{

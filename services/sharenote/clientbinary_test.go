@@ -130,7 +130,7 @@ func TestTheBinaryPublishesAndUpdatesAgainstARealServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		write(t, dir, map[string][]byte{"note.md": []byte(folderNote + "\nAn afterthought.\n")})
-		if out := user.run(nil, "publish", file); out != "updated\t"+published.URL+"\n" {
+		if out := user.run(nil, "publish", file); out != "updated\t"+published.URL+"\tnote.md\n" {
 			t.Errorf("second publish printed %q, want updated and the same URL", out)
 		}
 

@@ -145,10 +145,16 @@ func TestARetitleIsOneMessageAndEveryLinkingPageFollows(t *testing.T) {
 	gdb := testkit.OpenDB(t, b)
 	// The other 4,999 are copies of the first, made by SQL.
 	if err := gdb.Exec(`INSERT INTO publications (cuid, account_cuid, title, summary, content, properties, show_properties, expires_at,
-		unpublished, next_version, created_ms, created_at, updated_at, html, render_version, render_id, render_links, etag)
+		unpublished, next_version, created_ms, created_at, updated_at, html, render_version, render_id, render_links, etag, names_version)
 		SELECT 'z' || substr(md5(random()::text || g), 1, 23), account_cuid, title, summary, content, properties, show_properties, expires_at,
-		unpublished, next_version, created_ms, created_at, updated_at, html, render_version, render_id, render_links, etag
+		unpublished, next_version, created_ms, created_at, updated_at, html, render_version, render_id, render_links, etag, names_version
 		FROM publications, generate_series(2, ?) AS g WHERE cuid = ?`, linkers, first).Error; err != nil {
+		t.Fatal(err)
+	}
+	// With their rows of the link index, as the first has them.
+	if err := gdb.Exec(`INSERT INTO note_names (publication_cuid, account_cuid, kind, key)
+		SELECT p.cuid, n.account_cuid, n.kind, n.key FROM publications p JOIN note_names n ON n.publication_cuid = ?
+		WHERE p.title = 'Linker' AND p.cuid <> ?`, first, first).Error; err != nil {
 		t.Fatal(err)
 	}
 	var cuids []string

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sharenote/sharenote/libs/testkit"
 )
@@ -120,5 +121,34 @@ func TestLinksResolveAsInTheVault(t *testing.T) {
 		if target := string(s.Do(t, testkit.Request{Method: "GET", Path: "/s/" + deep}).Expect(t, 200, "").Body); !strings.Contains(target, `id="`+anchor+`"`) {
 			t.Errorf("anchor %q is not an id of the target page", anchor)
 		}
+	})
+}
+
+// A link that named no note works on a second replica within a second of the note it names
+// being published on the first, and a moved note's links follow its new path; the linking
+// note is not rendered again for either.
+func TestANewNoteMakesLinksWorkOnEveryReplica(t *testing.T) {
+	b := testkit.PostgresBackend(t)
+	s1, s2 := start(t, b), start(t, b)
+	acc := s1.NewAccount(t, "writer")
+	linker := publishJSON(t, s1, acc.Token, map[string]any{"path": "Home.md", "content": "[[Ideas/Later]] and [[Later|later]]"})
+	page := func() string {
+		return string(s2.Do(t, testkit.Request{Method: "GET", Path: "/s/" + linker}).Expect(t, 200, "").Body)
+	}
+	if p := page(); !strings.Contains(p, `<span class="wikilink unresolved">Ideas/Later</span>`) {
+		t.Fatalf("before the note exists the link should be text:\n%s", p)
+	}
+	began := time.Now()
+	later := publishJSON(t, s1, acc.Token, map[string]any{"path": "Ideas/Later.md", "content": "Soon."})
+	linked := `href="` + s2.URL + "/s/" + later + `">Ideas/Later</a>`
+	took := within(t, began, time.Second, "a new note's links on the second replica", func() bool { return strings.Contains(page(), linked) })
+	t.Logf("a new note's links work on the second replica after %v", took.Round(time.Millisecond))
+
+	// Moved out of Ideas/: the folder path leads nowhere, the base name still leads there.
+	began = time.Now()
+	s1.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + later, Token: acc.Token, JSON: map[string]any{"path": "Archive/Later.md"}}).Expect(t, 200, "")
+	within(t, began, time.Second, "a move on the second replica", func() bool {
+		p := page()
+		return strings.Contains(p, `<span class="wikilink unresolved">Ideas/Later</span>`) && strings.Contains(p, `/s/`+later+`">later</a>`)
 	})
 }

@@ -20,7 +20,7 @@ import (
 // a test keeps the two in step.
 var Program = app.Program{
 	Name:     "sharenote",
-	Targets:  []app.Target{auth.Target, publish.Target, notes.Module, images.Target, ogrenderer.Target},
+	Targets:  []app.Target{auth.Target, publish.Target, notes.Target, images.Target, ogrenderer.Target},
 	Commands: append([]cli.Command{auth.LicensesCommand}, clientcmd.Commands...),
 }
 

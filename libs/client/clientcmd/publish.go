@@ -2,259 +2,126 @@ package clientcmd
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"flag"
 	"fmt"
-	"maps"
-	"net/http"
 	"os"
-	"path/filepath"
 
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
-	"github.com/sharenote/sharenote/libs/routes"
-	"github.com/sharenote/sharenote/libs/wire"
 )
 
 var publishCommand = cli.Command{
 	Name: "publish",
-	Summary: "publish a Markdown file and the images it references ([[x.png]], ![](sub/x.png), relative to the file, in its folder or below); " +
-		"again, it updates the same URL in place, sending nothing when nothing changed. Prints published|updated|unchanged, a tab, the URL",
-	Usage:   "FILE.md [--new] [--server URL] [--json]",
-	Example: "sharenote publish notes/trip.md\nsharenote publish notes/trip.md --json | jq -r .url",
-	Flags:   func(fs *flag.FlagSet) { publishFlags(fs, new(common)) },
-	Run:     runPublish,
+	Summary: "publish notes and folders of notes (every .md, except in hidden folders and notes saying publish: false) " +
+		"with the images they show, found as Obsidian finds them in the vault; again, it updates the same URLs in place, " +
+		"sending only what changed. Prints published|updated|unchanged|moved|unshared, a tab, the URL, a tab, the note's path; failures and warnings go to stderr, then one summary line",
+	Usage: "PATH... [--vault DIR] [--prune [--yes]] [--dry-run] [--follow-symlinks] [--new] [--server URL] [--json]",
+	Example: "sharenote publish ~/Vault/Garden\nsharenote publish ~/Vault/Garden --prune --yes\n" +
+		"sharenote publish notes/trip.md --json | jq -r .url",
+	Flags: func(fs *flag.FlagSet) { new(publishOptions).define(fs) },
+	Run:   runPublish,
 }
 
-func publishFlags(fs *flag.FlagSet, c *common) *bool {
-	c.define(fs)
-	return fs.Bool("new", false, "publish a new copy (another URL), even if this file was published from here before")
+// publishOptions are publish's flags.
+type publishOptions struct {
+	common
+	vault          string
+	prune, yes     bool
+	dryRun, follow bool
+	fresh          bool
+}
+
+func (o *publishOptions) define(fs *flag.FlagSet) {
+	o.common.define(fs)
+	fs.StringVar(&o.vault, "vault", "", "the vault's root folder, which paths are relative to; default: the nearest folder above holding .obsidian/, else the folder given, else the note's folder")
+	fs.BoolVar(&o.prune, "prune", false, "also unshare what was published from the folders given and is no longer there, or now says publish: false (asks first on a terminal)")
+	fs.BoolVar(&o.yes, "yes", false, "with --prune: unshare without asking")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "list the notes, their paths, the attachments and the files they come from, and what --prune would unshare; send nothing")
+	fs.BoolVar(&o.follow, "follow-symlinks", false, "read files that symlinks lead to outside the vault (refused by default)")
+	fs.BoolVar(&o.fresh, "new", false, "publish new copies (other URLs, without a path), even of notes published from here before")
 }
 
 // largeUpload is the size of images from which a terminal shows the upload's progress.
 const largeUpload = 1 << 20
 
-// publishedFile is the state of the file's last publish or update from this machine: what
-// the server holds, so that the next publish can send only what changed.
-type publishedFile struct {
-	Cuid          string `json:"cuid"`
-	URL           string `json:"url"`
-	ETag          string `json:"etag"`
-	ContentSHA256 string `json:"content_sha256"`
-	// Images are the images the publication holds, by name.
-	Images map[string]publishedImage `json:"images"`
-}
-
-type publishedImage struct {
-	SHA256 string `json:"sha256"`
-	Bytes  int64  `json:"bytes"`
-}
-
-// publishedFiles is the mapping kept beside the token: server → absolute path → state.
-type publishedFiles struct {
-	Servers map[string]map[string]*publishedFile `json:"servers"`
-}
-
-const publishedFilesName = "published.json"
-
 func runPublish(ctx context.Context, env cli.Env, args []string) error {
 	fs := flag.NewFlagSet("publish", flag.ContinueOnError)
-	var c common
-	fresh := publishFlags(fs, &c)
+	var o publishOptions
+	o.define(fs)
 	pos, err := parse(fs, args)
-	if err == nil && len(pos) != 1 {
-		err = fmt.Errorf("%w: publish takes one FILE.md", cli.ErrUsage)
+	if err == nil && len(pos) == 0 {
+		err = fmt.Errorf("%w: publish takes notes (.md) or folders", cli.ErrUsage)
+	}
+	if err == nil && o.yes && !o.prune {
+		err = fmt.Errorf("%w: --yes goes with --prune", cli.ErrUsage)
 	}
 	if err != nil {
 		return err
 	}
-	path, err := filepath.Abs(pos[0])
-	if err != nil {
-		return err
-	}
-	doc, err := prepare(path)
-	if err != nil {
-		return err
-	}
-	return withSession(ctx, env, c.server, func(cl *client.Client) error {
-		var files publishedFiles
-		if err := readPrivate(env.Getenv, publishedFilesName, &files); err != nil {
+	f := &finder{vaultFlag: o.vault, follow: o.follow, vaults: map[string]*vault{}, seen: map[string]bool{}}
+	for _, p := range pos {
+		if err := f.find(p); err != nil {
 			return err
 		}
-		prev := files.Servers[cl.BaseURL][path]
-		if *fresh {
-			prev = nil
-		}
-		p := publisher{cl: cl, env: env, doc: doc, prev: prev, json: c.json}
-		state, err := p.run(ctx)
-		if err != nil || state == nil {
-			return err
-		}
-		if files.Servers == nil {
-			files.Servers = map[string]map[string]*publishedFile{}
-		}
-		if files.Servers[cl.BaseURL] == nil {
-			files.Servers[cl.BaseURL] = map[string]*publishedFile{}
-		}
-		files.Servers[cl.BaseURL][path] = state
-		if err := writePrivate(env.Getenv, publishedFilesName, files); err != nil {
-			return fmt.Errorf("%s is published, but the next publish will not know it: %w", state.URL, err)
-		}
-		return nil
+	}
+	r := &run{env: env, opts: o, finder: f, counts: map[string]int{}}
+	r.prepareAll()
+	if o.dryRun {
+		return r.dryRun(ctx)
+	}
+	return withSession(ctx, env, o.server, func(cl *client.Client) error {
+		return r.publish(ctx, cl)
 	})
 }
 
-// publisher publishes or updates one prepared note.
-type publisher struct {
-	cl   *client.Client
-	env  cli.Env
-	doc  *prepared
-	prev *publishedFile // nil for a new publication
-	json bool
-}
-
-// run sends what changed since prev and returns the new state; nil when nothing changed.
-func (p *publisher) run(ctx context.Context) (*publishedFile, error) {
-	sum := sha256.Sum256([]byte(p.doc.content))
-	state := &publishedFile{ContentSHA256: hex.EncodeToString(sum[:]), Images: map[string]publishedImage{}}
-	var send []*localImage
-	var replaced int64
-	if p.prev != nil {
-		maps.Copy(state.Images, p.prev.Images)
+// publish sends the prepared notes, prunes, and reports.
+func (r *run) publish(ctx context.Context, cl *client.Client) error {
+	r.reset(cl)
+	if err := r.load(ctx); err != nil {
+		return err
 	}
-	for _, img := range p.doc.images {
-		old, had := state.Images[img.name]
-		if had && old.SHA256 == img.sha256 {
-			continue
-		}
-		send = append(send, img)
-		replaced += old.Bytes
-		state.Images[img.name] = publishedImage{img.sha256, img.size}
-	}
-	contentChanged := p.prev == nil || p.prev.ContentSHA256 != state.ContentSHA256
-	if !contentChanged && len(send) == 0 {
-		// Printed as the publish answer it would have been, with nothing to warn of.
-		return nil, p.print("unchanged", p.prev.URL, &wire.PublishResponse{Ref: wire.Ref{Cuid: p.prev.Cuid, URL: p.prev.URL}, ETag: p.prev.ETag, Warnings: []wire.Warning{}}, nil)
-	}
-	if err := p.checkLimits(ctx, send, replaced); err != nil {
-		return nil, err
-	}
-	images, closeAll, err := p.open(send)
-	if err != nil {
-		return nil, err
-	}
-	defer closeAll()
-
-	if p.prev == nil {
-		res, err := p.cl.Publish(ctx, wire.PublishRequest{Content: p.doc.content}, images)
-		if err != nil && !errors.As(err, new(*client.Error)) {
-			return nil, fmt.Errorf("%w\nthe note may or may not have been published: `sharenote list` shows it if it was", err)
-		}
-		if err != nil {
-			return nil, err
-		}
-		state.Cuid, state.URL, state.ETag = res.Cuid, res.URL, res.ETag
-		return state, p.print("published", res.URL, res, res.Warnings)
-	}
-	var u wire.NoteUpdate
-	if contentChanged {
-		u.Content = &p.doc.content
-	}
-	var res *wire.OwnerNote
-	if len(images) > 0 {
-		res, err = p.cl.UpdateWithImages(ctx, p.prev.Cuid, u, images, p.prev.ETag)
-	} else {
-		res, err = p.cl.Update(ctx, p.prev.Cuid, u, p.prev.ETag)
-	}
-	if err != nil {
-		return nil, p.updateError(err)
-	}
-	state.Cuid, state.URL, state.ETag = res.Cuid, res.URL, res.ETag
-	return state, p.print("updated", res.URL, res, res.Warnings)
-}
-
-// checkLimits refuses, before anything is sent, images over the free image storage or
-// over what one request may carry. replaced is the size of the images they replace.
-func (p *publisher) checkLimits(ctx context.Context, send []*localImage, replaced int64) error {
-	if len(send) == 0 {
-		return nil
-	}
-	total := int64(len(p.doc.content))
-	for _, img := range send {
-		total += img.size
-	}
-	if total > routes.MultipartLimit {
-		return fmt.Errorf("the note and its new images are %s; one request carries at most %s: nothing was sent",
-			humanBytes(total), humanBytes(routes.MultipartLimit))
-	}
-	profile, err := p.cl.Settings(ctx)
+	r.planMoves()
+	doomed, err := r.confirmPrune(r.pruneCandidates())
 	if err != nil {
 		return err
 	}
-	s := profile.Storage
-	if free := s.ImageLimitBytes - s.ImageBytesUsed; total-int64(len(p.doc.content))-replaced > free {
-		return fmt.Errorf("the images need %s of image storage, and %s of your %s is free: nothing was sent",
-			humanBytes(total-int64(len(p.doc.content))-replaced), humanBytes(max(free, 0)), humanBytes(s.ImageLimitBytes))
+	for i, p := range r.notes {
+		r.progress(i+1, len(r.notes), p.path)
+		if err := r.send(ctx, p); err != nil {
+			return err // a refused session: withSession logs in again and runs once more
+		}
+	}
+	r.endProgress()
+	r.unshare(ctx, doomed)
+	r.summary()
+	if err := writePrivate(r.env.Getenv, mappingName, r.mapping); err != nil {
+		return fmt.Errorf("the notes are published, but the next publish will not know them: %w", err)
+	}
+	if r.failed > 0 {
+		return fmt.Errorf("%d of %d notes failed (see above); running the same command again sends only what is missing", r.failed, len(r.notes)+r.unprepared)
 	}
 	return nil
 }
 
-// open opens the images to send, counted by a progress bar on a terminal when they are
-// large; closeAll closes them and ends the bar.
-func (p *publisher) open(send []*localImage) (images []client.Image, closeAll func(), err error) {
-	var files []*os.File
-	var total int64
-	closeFiles := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	for _, img := range send {
-		f, err := os.Open(img.path)
-		if err != nil {
-			closeFiles()
-			return nil, nil, err
-		}
-		files = append(files, f)
-		total += img.size
-	}
-	var bar *progress
-	if total >= largeUpload && isTerminal(p.env.Stderr) {
-		bar = &progress{w: p.env.Stderr, total: total}
-	}
-	for i, img := range send {
-		images = append(images, client.Image{Name: img.name, ContentType: img.contentType, Body: bar.reader(files[i])})
-	}
-	return images, func() { closeFiles(); bar.done() }, nil
+// warnf prints a warning line on stderr.
+func (r *run) warnf(format string, args ...any) {
+	fmt.Fprintf(r.env.Stderr, "warning: "+format+"\n", args...)
 }
 
-// updateError adds what to do to the errors of an update in place.
-func (p *publisher) updateError(err error) error {
-	var apiErr *client.Error
-	if !errors.As(err, &apiErr) {
-		return fmt.Errorf("%w\nthe update may or may not have been made: `sharenote versions %s` shows it if it was", err, p.prev.Cuid)
+// progress shows n/N and the note's path on a terminal.
+func (r *run) progress(n, total int, name string) {
+	if isTerminal(r.env.Stderr) {
+		fmt.Fprintf(r.env.Stderr, "\r\033[K%d/%d %s", n, total, name)
+		r.drawn = true
 	}
-	switch apiErr.Status {
-	case http.StatusPreconditionFailed:
-		return fmt.Errorf("%w\n%s was changed elsewhere since this machine last published it, and was left as it is: "+
-			"see its versions with `sharenote versions %s`, or publish a new copy with --new", err, p.prev.URL, p.prev.Cuid)
-	case http.StatusNotFound:
-		return fmt.Errorf("%w\n%s, where this file was published, no longer exists (unshared?): publish it again with --new", err, p.prev.URL)
-	}
-	return err
 }
 
-// print reports the outcome: the API's JSON with --json, else the outcome and the URL;
-// warnings go to stderr.
-func (p *publisher) print(outcome, url string, res any, warnings []wire.Warning) error {
-	for _, w := range warnings {
-		fmt.Fprintf(p.env.Stderr, "warning: %s (%s: %s)\n", w.Message, w.Code, w.Ref)
+func (r *run) endProgress() {
+	if r.drawn {
+		fmt.Fprint(r.env.Stderr, "\r\033[K")
+		r.drawn = false
 	}
-	if p.json {
-		return printJSON(p.env.Stdout, res)
-	}
-	_, err := fmt.Fprintf(p.env.Stdout, "%s\t%s\n", outcome, url)
-	return err
 }
+
+// isStdinTerminal reports whether a person can answer a question.
+func isStdinTerminal() bool { return isTerminal(os.Stdin) }

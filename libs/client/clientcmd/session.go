@@ -197,7 +197,7 @@ func withSession(ctx context.Context, env cli.Env, serverFlag string, fn func(*c
 		}
 		renewed = true
 	}
-	c := &client.Client{BaseURL: srv, Token: tok.Token}
+	c := &client.Client{BaseURL: srv, Token: tok.Token, Budget: &client.Budget{}}
 	err = fn(c)
 	var apiErr *client.Error
 	if !errors.As(err, &apiErr) || apiErr.Status != http.StatusUnauthorized {

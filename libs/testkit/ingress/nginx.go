@@ -15,13 +15,13 @@ import (
 )
 
 // BodyLimit is the ingress's client_max_body_size. It sits above the largest body
-// limit of the table (a 25,000,000-byte multipart publish), so that the service, not
+// limit of the table (a 25,000,000-byte multipart publish), so that the target, not
 // nginx, rejects an oversized body with the API's JSON 413.
 const BodyLimit = "26m"
 
 // Bodies nginx answers itself, in the API's error format (CONTRACT.md "Errors"), so that an
-// unknown route, a body over the ingress's limit or a service that is down look like the
-// API's own answers. The messages are the ones the services send for the same codes.
+// unknown route, a body over the ingress's limit or a target that is down look like the
+// API's own answers. The messages are the ones the targets send for the same codes.
 const (
 	nginxNotFound    = `{"error":"not_found","message":"Not found."}`
 	nginxTooLarge    = `{"error":"payload_too_large","message":"The request body is larger than the ingress allows."}`
@@ -50,7 +50,7 @@ func PathRegexp(p string) string {
 func hasParams(p string) bool { return strings.Contains(p, "/:") }
 
 // paths returns every distinct path of the table with its owning target, in table order.
-// A path owned by two services cannot be routed by path alone; TestEveryPathHasOneService
+// A path owned by two targets cannot be routed by path alone; TestEveryPathHasOneTarget
 // keeps the table free of that, and this panics rather than emit a wrong ingress.
 func paths() []*routes.Route {
 	var out []*routes.Route
@@ -109,10 +109,10 @@ func Upstream(target string) string {
 
 // Server returns the http-context configuration of the ingress (what a conf.d file
 // holds): the request-id map, one upstream per target at addr(target) (host:port), and
-// the server listening on listen with the proxy headers and Locations. The services
+// the server listening on listen with the proxy headers and Locations. The targets
 // must trust the ingress's address (SHARE_TRUSTED_PROXIES) for the X-Forwarded-For it
 // appends to be believed; X-Request-ID passes a client's id through or sets nginx's own,
-// so the ingress's and the service's log lines of one request carry the same id.
+// so the ingress's and the target's log lines of one request carry the same id.
 func Server(listen string, addr func(target string) string) string {
 	var b strings.Builder
 	b.WriteString("# Generated from the routes table (libs/testkit/ingress): do not edit by hand.\n")
@@ -146,7 +146,7 @@ func Server(listen string, addr func(target string) string) string {
 }
 
 // Options configures a standalone nginx process (Config): the end-to-end test's
-// ingress, or an operator's nginx in front of services on one host.
+// ingress, or an operator's nginx in front of targets on one host.
 type Options struct {
 	// Listen is the address nginx serves on, such as "127.0.0.1:8080".
 	Listen string

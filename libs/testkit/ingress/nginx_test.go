@@ -88,7 +88,7 @@ func concretePaths(p string) []string {
 	return out
 }
 
-func upstreamAddr(service string) string { return service + ".internal:8080" }
+func upstreamAddr(target string) string { return target + ".internal:8080" }
 
 func TestNginxRoutesEveryTablePathToItsService(t *testing.T) {
 	conf := ingress.Server("8080", upstreamAddr)
@@ -108,8 +108,8 @@ func TestNginxRoutesEveryTablePathToItsService(t *testing.T) {
 	}
 }
 
-// An ingress routes by path only, so every method of a path must reach one service.
-func TestEveryPathHasOneService(t *testing.T) {
+// An ingress routes by path only, so every method of a path must reach one target.
+func TestEveryPathHasOneTarget(t *testing.T) {
 	owner := map[string]string{}
 	for _, r := range routes.Table {
 		if s, ok := owner[r.Path]; ok && s != r.Target {

@@ -4,8 +4,10 @@
 -- (path_key, its match key: NFC and Unicode case folding, computed by the service so that
 -- both databases agree). note_names is the link index: each publication's names that a
 -- link can match (kind 1 path, 2 base name, 3 alias, 4 title of a note without a path)
--- by match key; names_version says which rules made a publication's rows, and rows below
--- the current one are indexed again in the background (the publish target's names job),
+-- by match key, with what picking among several needs (the publication's path, creation
+-- and expiry), so that resolving a note's links reads this table alone. names_version
+-- says which rules made a publication's rows, and rows below the current one are
+-- indexed again in the background (the publish target's names job),
 -- so existing notes are indexed without a Go step here. render_outline is the render's
 -- headings and block ids (JSON), for the anchors of links into the note.
 ALTER TABLE publications ADD COLUMN path TEXT;
@@ -20,6 +22,9 @@ CREATE TABLE note_names (
     account_cuid     TEXT NOT NULL,
     kind             SMALLINT NOT NULL,
     key              TEXT NOT NULL,
+    path             TEXT,
+    created_ms       BIGINT NOT NULL,
+    expires_at       TIMESTAMP,
     PRIMARY KEY (publication_cuid, kind, key)
 );
 CREATE INDEX note_names_key ON note_names (account_cuid, key);
