@@ -17,7 +17,7 @@ import (
 	"github.com/sharenote/sharenote/libs/secret"
 )
 
-// TokenLifetime is how long a session token is valid (SPEC.md "Limits").
+// TokenLifetime is how long a session token is valid (docs/api.md "Limits").
 const TokenLifetime = 2 * time.Hour
 
 // Domain errors.
@@ -72,7 +72,8 @@ type Storer interface {
 	FindSession(ctx context.Context, tokenHash string) (Session, error)
 }
 
-// Credentials are what the operator hands to the owner of a license (CONTRACT.md "Auth").
+// Credentials are what the operator hands to the owner of a license (docs/api.md
+// "Authentication").
 type Credentials struct {
 	LicenseKey string `json:"license_key"`
 	InstanceID string `json:"instance_id"`

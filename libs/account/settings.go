@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// Settings are an account's sharing settings (CONTRACT.md "Settings").
+// Settings are an account's sharing settings (docs/api.md "Settings").
 type Settings struct {
 	Name        string
 	ShowAuthor  bool
@@ -103,7 +103,8 @@ var (
 	fonts  = []string{"sans", "serif", "mono"}
 )
 
-// Validate checks every field against CONTRACT.md and normalises the colour to lowercase.
+// Validate checks every field against the rules of docs/api.md "Settings" and normalises
+// the colour to lowercase.
 func (s *Settings) Validate() error {
 	n := utf8.RuneCountInString(s.Name)
 	switch {

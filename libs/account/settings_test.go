@@ -16,7 +16,7 @@ var custom = account.Settings{Name: "Pen Name", ShowAuthor: false, Theme: "dark"
 func TestDefaultSettings(t *testing.T) {
 	want := account.Settings{Name: "Ada", ShowAuthor: true, Theme: "system", AccentColor: "#5b6ee1", Font: "sans", Indexable: false}
 	if got := account.DefaultSettings("Ada"); got != want {
-		t.Fatalf("DefaultSettings = %+v, want CONTRACT.md's %+v", got, want)
+		t.Fatalf("DefaultSettings = %+v, want the defaults of docs/api.md %+v", got, want)
 	}
 }
 

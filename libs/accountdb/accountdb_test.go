@@ -370,7 +370,8 @@ func TestCreateLicenseRejectsInvalidInput(t *testing.T) {
 	})
 }
 
-// specQuota is SPEC.md's image storage per account, the default of SHARE_IMAGE_QUOTA_BYTES.
+// specQuota is the API's image storage per account (docs/api.md "Limits"), the default of
+// SHARE_IMAGE_QUOTA_BYTES.
 const specQuota = 1_000_000_000
 
 func TestProfileOfANewAccount(t *testing.T) {

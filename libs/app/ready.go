@@ -18,8 +18,8 @@ const dependencyTimeout = time.Second
 
 // Readiness is what /readyz answers: ready while the process can serve (it was built, so
 // its schema is current, and shutdown has not begun), with the state of each shared
-// dependency, which never makes it unready (CONTRACT.md "Operations"). Once shutdown has
-// begun it answers "draining" at once, without checking anything.
+// dependency, which never makes it unready (docs/operations.md "Health and shutdown").
+// Once shutdown has begun it answers "draining" at once, without checking anything.
 func (a *App) Readiness(ctx context.Context) httpx.Readiness {
 	if a.draining.Load() {
 		return httpx.Readiness{Status: "draining"}

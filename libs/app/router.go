@@ -106,7 +106,8 @@ func chain(r *routes.Route, lim limiters, auth gin.HandlerFunc, uploads *httpx.U
 	case routes.Bearer:
 		hs = append(hs, auth)
 	case routes.Mutation:
-		// The account's budget is sent on every answer after authentication (CONTRACT.md).
+		// The account's budget is sent on every answer after authentication (docs/api.md
+		// "Rate limits").
 		hs = append(hs, auth, ratelimit.Middleware(lim.exact, ratelimit.Mutation, authn.AccountKey, ratelimit.WithBudgetHeaders()))
 	case routes.Public:
 	}

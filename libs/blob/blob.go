@@ -3,7 +3,7 @@
 // S3-compatible bucket (AWS S3, MinIO, Ceph RGW, R2, GCS interoperability) and a
 // directory of files (the embedded default), are in package blobstore, which speaks HTTP
 // and so stays out of the domain's imports. SHARE_BLOB_URL chooses
-// (CONTRACT.md "Operations"):
+// (docs/configuration.md):
 //
 //	file://<dir>
 //	s3://<bucket>?endpoint=<host:port>&region=<r>&tls=<true|false>

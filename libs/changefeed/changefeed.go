@@ -55,7 +55,7 @@ import (
 )
 
 // MaxUntrustedAge is how old a cached entry may be when the feed cannot vouch for it
-// (CONTRACT.md "Caching and invalidation": visible everywhere within one second).
+// (docs/api.md "Caching and invalidation": visible everywhere within one second).
 const MaxUntrustedAge = time.Second
 
 // Kind is what changed.

@@ -9,7 +9,7 @@ import (
 )
 
 // RateLimit is the account's budget of mutations as a response's RateLimit-Limit,
-// RateLimit-Remaining and RateLimit-Reset headers told it (CONTRACT "Limits and mutations").
+// RateLimit-Remaining and RateLimit-Reset headers told it (docs/api.md "Rate limits").
 type RateLimit struct {
 	Limit, Remaining int
 	// Reset is when the budget is full again.

@@ -1,5 +1,5 @@
-// Package client is a Go client of the Share API (SPEC.md, CONTRACT.md, and the OpenAPI
-// document in libs/openapi): one method per operation, typed requests and answers, and
+// Package client is a Go client of the Share API (docs/api.md, and the OpenAPI document
+// in libs/openapi): one method per operation, typed requests and answers, and
 // errors that carry the API's code. The `sharenote` client commands are built on it.
 //
 // Rate limits: a GET answered 429 or 503 is sent again after its Retry-After (else an
@@ -60,8 +60,9 @@ const (
 // Error is an error answer of the API.
 type Error struct {
 	Status int
-	// Code is the machine-readable code of CONTRACT.md ("not_found", "rate_limited", …);
-	// empty when the body was not the API's error body (a proxy's page, say).
+	// Code is the machine-readable code of docs/api.md "Errors" ("not_found",
+	// "rate_limited", …); empty when the body was not the API's error body (a proxy's
+	// page, say).
 	Code    string
 	Message string
 	// RetryAfter is the Retry-After header's wait, zero when absent.

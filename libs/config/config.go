@@ -1,11 +1,11 @@
 // Package config reads the platform configuration every sharenote process shares from the
-// environment (CONTRACT.md "Operations"), applies the defaults and validates it once at
+// environment (docs/configuration.md), applies the defaults and validates it once at
 // start, so that a bad setting stops the process with one clear line.
 //
 // Each setting is declared once, in Variables (settings.go): its variable, default,
 // documentation, parsing and whether it is secret. Load, the start-up log line
-// (Config.LogValue), `sharenote config print|verify` (Inspect) and the README's table
-// (checked by a test) all read that one list.
+// (Config.LogValue), `sharenote config print|verify` (Inspect) and the table of
+// docs/configuration.md (checked by a test) all read that one list.
 package config
 
 import (
@@ -63,8 +63,8 @@ type Config struct {
 	// UnpublishedRetention is how long the text and version snapshots of an unpublished
 	// note are kept; the reaper (CronJob or ReapInterval) deletes them afterwards.
 	UnpublishedRetention time.Duration
-	// ImageQuotaBytes is each account's image storage (SPEC: 1,000,000,000 bytes). Only
-	// tests and deliberately small installations lower it.
+	// ImageQuotaBytes is each account's image storage (1,000,000,000 bytes, docs/api.md
+	// "Limits"). Only tests and deliberately small installations lower it.
 	ImageQuotaBytes int64
 	// CacheBytes bounds the per-process cache of public reads; 0 turns it off.
 	CacheBytes int64

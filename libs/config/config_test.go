@@ -335,15 +335,19 @@ func TestLogValueNeverShowsAPassword(t *testing.T) {
 	}
 }
 
-// TestREADMETableIsTheDeclarations keeps the README's configuration table and Variables
-// from drifting: every SHARE_ row is a declared setting, in order, with its meaning and
-// default as declared, and a literal default is the one the table states.
-func TestREADMETableIsTheDeclarations(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestConfigurationTableIsTheDeclarations keeps the configuration table of
+// docs/configuration.md and Variables from drifting: every SHARE_ row is a declared setting,
+// in order, with its meaning and default as declared, and a literal default is the one the
+// table states.
+func TestConfigurationTableIsTheDeclarations(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, _ := strings.Cut(string(readme), "\n## Configuration\n")
+	_, section, found := strings.Cut(string(doc), "\n## Settings\n")
+	if !found {
+		t.Fatal(`docs/configuration.md has no "## Settings" section`)
+	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	var rows []string
 	for _, line := range strings.Split(section, "\n") {
@@ -354,14 +358,14 @@ func TestREADMETableIsTheDeclarations(t *testing.T) {
 	for i, s := range config.Variables {
 		want := "| `" + s.Name + "` | " + strings.ReplaceAll(s.Meaning, "|", `\|`) + " | " + s.DocDefault() + " |"
 		if i >= len(rows) || rows[i] != want {
-			t.Errorf("README configuration row %d differs from the declaration; want\n%s", i+1, want)
+			t.Errorf("docs/configuration.md settings row %d differs from the declaration; want\n%s", i+1, want)
 		}
 		if s.DefaultDoc != "" && s.Default != "" && !strings.HasPrefix(s.DefaultDoc, "`"+s.Default+"`") {
 			t.Errorf("%s: the documented default %q does not state the default %q", s.Name, s.DefaultDoc, s.Default)
 		}
 	}
 	if len(rows) != len(config.Variables) {
-		t.Errorf("README's configuration table has %d SHARE_ rows, Variables %d settings", len(rows), len(config.Variables))
+		t.Errorf("docs/configuration.md's settings table has %d SHARE_ rows, Variables %d settings", len(rows), len(config.Variables))
 	}
 }
 

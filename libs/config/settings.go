@@ -16,20 +16,20 @@ import (
 )
 
 // A Setting is one environment variable of Config, declared once: Load, the start-up log
-// line (LogValue), `sharenote config print|verify` and the README's configuration table
-// (a test compares them) all read it from Variables.
+// line (LogValue), `sharenote config print|verify` and the settings table of
+// docs/configuration.md (a test compares them) all read it from Variables.
 type Setting struct {
 	// Name is the environment variable.
 	Name string
 	// Key names the setting in the start-up log line.
 	Key string
-	// Meaning is the README's description of the variable, in Markdown.
+	// Meaning is the variable's description in docs/configuration.md, in Markdown.
 	Meaning string
 	// Default is the value Load uses when the variable is unset or blank, unless
 	// defaultFrom computes it from the settings before.
 	Default string
-	// DefaultDoc is how the README states the default, when it says more than Default
-	// in backticks (or "empty").
+	// DefaultDoc is how docs/configuration.md states the default, when it says more than
+	// Default in backticks (or "empty").
 	DefaultDoc string
 	// Secret marks a connection URL that may hold a password: it is shown only through
 	// Redact, and its errors never quote it.
@@ -44,7 +44,7 @@ type Setting struct {
 	show func(c Config) slog.Value
 }
 
-// DocDefault is the default as the README's table states it, in Markdown.
+// DocDefault is the default as the table of docs/configuration.md states it, in Markdown.
 func (s Setting) DocDefault() string {
 	switch {
 	case s.DefaultDoc != "":
@@ -55,8 +55,8 @@ func (s Setting) DocDefault() string {
 	return "`" + s.Default + "`"
 }
 
-// Variables are the settings Load reads, in the order the README documents them. A
-// default computed from other settings only reads settings above it.
+// Variables are the settings Load reads, in the order docs/configuration.md documents
+// them. A default computed from other settings only reads settings above it.
 var Variables = []Setting{
 	{Name: "SHARE_TARGETS", Key: "targets", Default: routes.All,
 		Meaning: "what `sharenote serve` serves (flag `--target`): a comma list of `auth`, `publish`, `notes`, `images`, `og-renderer`, or `all`; the routes of the others answer 404",
@@ -149,7 +149,7 @@ var Variables = []Setting{
 		parse:   boolean(func(c *Config) *bool { return &c.Pprof }),
 		show:    func(c Config) slog.Value { return slog.BoolValue(c.Pprof) }},
 	{Name: "SHARE_IMAGE_QUOTA_BYTES", Key: "image_quota_bytes", Default: "1000000000",
-		Meaning: "image storage per account (SPEC: 1 GB); lower only for tests or small installs",
+		Meaning: "image storage per account (1 GB, the API's limit); lower only for tests or small installs",
 		parse:   number(func(c *Config) *int64 { return &c.ImageQuotaBytes }, 0, math.MaxInt64, "a number of bytes"),
 		show:    func(c Config) slog.Value { return slog.Int64Value(c.ImageQuotaBytes) }},
 	{Name: "SHARE_REAP_INTERVAL", Key: "reap_interval", DefaultDoc: "`10m` on SQLite, `0` on Postgres",

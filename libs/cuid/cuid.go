@@ -1,6 +1,7 @@
-// Package cuid makes the identifiers of CONTRACT.md: CUID2-style, 24 lowercase characters
-// of [a-z0-9], the first a letter, drawn from a CSPRNG. A publication's cuid is the only
-// secret protecting its URL, so the 23 free characters carry about 119 bits of entropy.
+// Package cuid makes the API's identifiers (docs/api.md "Naming and formats"):
+// CUID2-style, 24 lowercase characters of [a-z0-9], the first a letter, drawn from a
+// CSPRNG. A publication's cuid is the only secret protecting its URL, so the 23 free
+// characters carry about 119 bits of entropy.
 package cuid
 
 import "crypto/rand"

@@ -8,7 +8,8 @@ import (
 	"github.com/sharenote/sharenote/libs/cuid"
 )
 
-// shape is CONTRACT.md's definition of a cuid, written independently of the package.
+// shape is the definition of a cuid in docs/api.md "Naming and formats", written
+// independently of the package.
 var shape = regexp.MustCompile(`^[a-z][a-z0-9]{23}$`)
 
 func TestNewHasTheContractShape(t *testing.T) {

@@ -3,8 +3,8 @@
 // fault of the request itself, such as a body that does not parse); a single gin
 // middleware turns each into an *Error (As), with the translation table the edge hands it
 // (noteapi.Translate: this package knows nothing of the domain), and renders it as the
-// JSON body that CONTRACT.md fixes, {"error": code, "message": sentence}, hiding every
-// detail of a 5xx.
+// API's JSON error body (docs/api.md "Errors"), {"error": code, "message": sentence},
+// hiding every detail of a 5xx.
 package errs
 
 import (
@@ -13,7 +13,7 @@ import (
 	"net/http"
 )
 
-// Machine-readable error codes, exactly the list of CONTRACT.md "Errors".
+// Machine-readable error codes, exactly the list of docs/api.md "Errors".
 const (
 	InvalidBody            = "invalid_body"
 	InvalidField           = "invalid_field"
@@ -71,7 +71,7 @@ func (e *Error) Error() string {
 // Unwrap exposes the cause to errors.Is and errors.As.
 func (e *Error) Unwrap() error { return e.Cause }
 
-// Body is the JSON error body of CONTRACT.md.
+// Body is the JSON body of every API error (docs/api.md "Errors").
 type Body struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`

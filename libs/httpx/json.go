@@ -22,8 +22,8 @@ func RequireJSON(c *gin.Context) error {
 }
 
 // DecodeJSON reads the whole (already size-limited) body as one JSON value into dst.
-// Errors carry the codes of CONTRACT.md: 413 over the limit, invalid_body for JSON that
-// does not parse, invalid_field for a value of the wrong type.
+// Errors carry the codes of docs/api.md "Errors": 413 over the limit, invalid_body for
+// JSON that does not parse, invalid_field for a value of the wrong type.
 func DecodeJSON(c *gin.Context, dst any) error {
 	if err := RequireJSON(c); err != nil {
 		return err

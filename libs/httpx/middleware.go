@@ -1,6 +1,6 @@
 // Package httpx holds the HTTP plumbing every target shares: request ids, access logs,
-// panic recovery, body limits, JSON decoding with the error codes of CONTRACT.md, and the
-// listeners with graceful shutdown.
+// panic recovery, body limits, JSON decoding with the error codes of docs/api.md "Errors",
+// and the listeners with graceful shutdown.
 package httpx
 
 import (

@@ -25,8 +25,9 @@ type Readiness struct {
 	Status string `json:"status"`
 	// Checks maps each shared dependency to "up", "down" or "not configured". They are
 	// reported, never a reason for 503: an outage of a dependency that every replica
-	// shares would take every replica out of the load balancer at once (CONTRACT.md
-	// "Operations"), and then clients get the load balancer's errors instead of ours.
+	// shares would take every replica out of the load balancer at once
+	// (docs/operations.md "Health and shutdown"), and then clients get the load
+	// balancer's errors instead of ours.
 	Checks map[string]string `json:"checks,omitempty"`
 }
 

@@ -10,11 +10,12 @@ import (
 
 const module = "github.com/sharenote/sharenote/"
 
-// TestTheDomainKnowsNothingOfHTTP checks the direction of the layers (STYLE.md "Translate
-// errors once per edge"): the domain packages, and every package of the module they
-// import, import no HTTP machinery and no package of the edge, so that their errors stay
-// domain errors that errs translates in one place, and no status or code is decided
-// below the edge. Tests are not counted.
+// TestTheDomainKnowsNothingOfHTTP checks the direction of the layers (errors are
+// translated once, at the edge: docs/architecture.md "A request, from the ingress to the
+// database"): the domain packages, and every package of the module they import, import no
+// HTTP machinery and no package of the edge, so that their errors stay domain errors that
+// errs translates in one place, and no status or code is decided below the edge. Tests
+// are not counted.
 func TestTheDomainKnowsNothingOfHTTP(t *testing.T) {
 	// forbidden reports why the domain may not import imp ("" when it may).
 	forbidden := func(imp string) string {

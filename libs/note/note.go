@@ -11,7 +11,7 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 )
 
-// Limits of SPEC.md "Limits".
+// Limits of docs/api.md "Limits".
 const (
 	// MaxNoteBytes bounds the stored note data: content, title, summary and properties.
 	MaxNoteBytes = 1_900_000
@@ -41,7 +41,7 @@ var (
 // Status is a publication's state.
 type Status string
 
-// The states of SPEC.md "States and transitions".
+// The states of docs/api.md "Publications and their states".
 const (
 	Active      Status = "active"
 	Expired     Status = "expired"
@@ -131,7 +131,7 @@ type ImageView struct {
 }
 
 // Warning is something a publish or update did that its author may not expect
-// (CONTRACT.md "Stale updates and warnings").
+// (docs/api.md "Stale updates and warnings").
 type Warning struct {
 	Code    string
 	Message string

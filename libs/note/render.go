@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// A note's render depends on that note only (CONTRACT.md "Caching and invalidation"):
+// A note's render depends on that note only (docs/api.md "Rendering"):
 // its note links are resolved when a page is built (ReadPage), so no note is rendered
 // again because another changed, and reads never render. A render that shows the note
 // as plain text for a reason that may pass (the renderer was busy, or the note missed

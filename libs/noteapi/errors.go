@@ -11,12 +11,12 @@ import (
 )
 
 // Translate is the one translation of the domain's errors (the sentinels and typed errors
-// of packages note and account) into the status, code and message of CONTRACT.md; nil
-// for an error that is none of them. The domain knows nothing of HTTP: its errors say what
-// went wrong, and this table says how a client hears of it. Messages are safe to show:
-// the reasons the domain wraps into its errors are written for the author, bounded in
-// length, and carry nothing from storage. The router hands it to errs.Middleware, so every
-// handler passes the domain's errors on as they are.
+// of packages note and account) into the status, code and message of docs/api.md
+// "Errors"; nil for an error that is none of them. The domain knows nothing of HTTP: its
+// errors say what went wrong, and this table says how a client hears of it. Messages are
+// safe to show: the reasons the domain wraps into its errors are written for the author,
+// bounded in length, and carry nothing from storage. The router hands it to
+// errs.Middleware, so every handler passes the domain's errors on as they are.
 func Translate(err error) *errs.Error {
 	var (
 		field *account.FieldError

@@ -96,7 +96,7 @@ func domainCases(t *testing.T) []domainCase {
 
 // TestEveryDomainErrorHasItsContractCode is the table of the one translation: every
 // sentinel and typed error of the domain, as a handler passes it on, gets its status, code
-// and message of CONTRACT.md.
+// and message of docs/api.md "Errors".
 func TestEveryDomainErrorHasItsContractCode(t *testing.T) {
 	for _, c := range domainCases(t) {
 		t.Run(c.kind+": "+c.name, func(t *testing.T) {

@@ -1,6 +1,6 @@
 package noteapi
 
-// The multipart/form-data body of POST /api/publish and PATCH /api/notes/:cuid (CONTRACT
+// The multipart/form-data body of POST /api/publish and PATCH /api/notes/:cuid (docs/api.md
 // "Publish", "Update"): text fields, and one part per image whose field name is its
 // filename. Every limit is enforced while reading, and each image streams into the
 // object store (note.Upload) as it arrives, so no request holds more than a small
@@ -24,8 +24,8 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// textFields are the form fields of the multipart format (CONTRACT "Publish"); the values
-// of other fields without a filename are read and dropped.
+// textFields are the form fields of the multipart format (docs/api.md "Publish"); the
+// values of other fields without a filename are read and dropped.
 var textFields = map[string]bool{"content": true, "title": true, "summary": true, "show_properties": true,
 	"expires_at": true, "properties": true, "path": true}
 

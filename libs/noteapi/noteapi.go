@@ -24,11 +24,12 @@ func InvalidField(message string) *errs.Error {
 }
 
 // Query returns the values of the known parameters of a request's query string (its
-// RawQuery), per CONTRACT.md "Errors": a query string that is not valid percent-encoding is
-// 400 with the code of the parameter whose pair is malformed (invalid_cursor, invalid_limit,
-// else invalid_field), as is a known parameter given more than once; unknown parameters are
-// ignored, because shared links carry utm_* and fbclid. gin's c.Query drops a malformed
-// query string silently and would answer as if no parameter had been given.
+// RawQuery), per docs/api.md "Errors": a query string that is not valid percent-encoding
+// is 400 with the code of the parameter whose pair is malformed (invalid_cursor,
+// invalid_limit, else invalid_field), as is a known parameter given more than once;
+// unknown parameters are ignored, because shared links carry utm_* and fbclid. gin's
+// c.Query drops a malformed query string silently and would answer as if no parameter had
+// been given.
 //
 // The pairs are parsed one at a time, so that the error names the parameter at fault.
 func Query(rawQuery string, known ...string) (map[string]string, error) {

@@ -21,7 +21,7 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// MaxPublicAge bounds how long a public read may be cached (SPEC.md "Limits").
+// MaxPublicAge bounds how long a public read may be cached (docs/api.md "Limits").
 const MaxPublicAge = 60 * time.Second
 
 // Public answers the public reads (note JSON, page, preview PNG, images) from the

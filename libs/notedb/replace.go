@@ -10,7 +10,7 @@ import (
 // publication noteCUID replaces the images named in replaces, in tx (which Reserve rolls
 // back when the limits refuse them). The served images of those names, which committing
 // the upload releases, are credited: the account may hold them and their replacements
-// while the upload runs, but never more than the quota once it has committed (CONTRACT
+// while the upload runs, but never more than the quota once it has committed (docs/api.md
 // "Update": the quota counts the difference).
 //
 // The account's row is locked first, by the UPDATE, and the images are read after:

@@ -10,7 +10,7 @@ import (
 )
 
 func TestMutationsDocumentTheBudgetAndNothingElseDoes(t *testing.T) {
-	// The RateLimit fields of CONTRACT.md "Limits and mutations".
+	// The RateLimit fields of docs/api.md "Rate limits".
 	budgetHeaders := []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset"}
 	doc := load(t, openapi.YAML())
 	for _, r := range routes.Table {

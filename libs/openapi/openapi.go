@@ -1,5 +1,5 @@
 // Package openapi holds the service's OpenAPI document, the machine-readable form of
-// SPEC.md and CONTRACT.md. The YAML file next to this code is the source (docs/openapi.yaml
+// docs/api.md. The YAML file next to this code is the source (docs/openapi.yaml
 // links to it); GET /api/openapi.json serves it as JSON, and the test kit validates every
 // response of the HTTP suites against it, so the document cannot drift from the service.
 //

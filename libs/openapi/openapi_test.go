@@ -149,8 +149,9 @@ func TestErrorCodesAreTheContractList(t *testing.T) {
 	for _, v := range doc.Components.Schemas["Error"].Value.Properties["error"].Value.Enum {
 		codes = append(codes, v.(string))
 	}
-	// CONTRACT.md's list, plus range_not_satisfiable: image reads answer Range requests,
-	// which CONTRACT does not speak of, and a range outside the image is a 416 of its own.
+	// The list of docs/api.md "Errors", where range_not_satisfiable is the one code of a
+	// single route: image reads answer Range requests, and a range outside the image is a
+	// 416 of its own.
 	want := []string{
 		"invalid_body", "invalid_field", "invalid_properties", "invalid_image", "invalid_version",
 		"invalid_cursor", "invalid_limit", "unsupported_content_type", "unauthorized", "not_found",

@@ -1,7 +1,8 @@
-// Package ratelimit enforces SPEC.md's protective limits with the generic cell rate
-// algorithm (GCRA). A limit of N per period admits a burst of N and then one request every
-// period/N. Counters live in Redis (redis_rate) so that every replica and service shares
-// them; the embedded default uses an in-process limiter with the same arithmetic.
+// Package ratelimit enforces the API's protective rate limits (docs/api.md "Rate limits")
+// with the generic cell rate algorithm (GCRA). A limit of N per period admits a burst of
+// N and then one request every period/N. Counters live in Redis (redis_rate) so that
+// every replica and service shares them; the embedded default uses an in-process limiter
+// with the same arithmetic.
 //
 // ratelimit.go holds the limits, the Limiter interface and the middleware; memory.go the
 // in-process limiter; redis.go the Redis limiter and FailOpen; batched*.go the Batched
@@ -26,13 +27,14 @@ type Limit struct {
 	Period time.Duration
 }
 
-// The limits of SPEC.md "Limits".
+// The limits of docs/api.md "Rate limits".
 var (
 	// AllAPI applies to every request, per client IP.
 	AllAPI = Limit{Name: "api", Rate: 600, Period: time.Minute}
 	// Auth applies to POST /api/auth/publish, per client IP, on top of AllAPI.
 	Auth = Limit{Name: "auth", Rate: 10, Period: time.Minute}
-	// Mutation applies to the authenticated mutations of CONTRACT.md, per account.
+	// Mutation applies to the authenticated mutations (docs/api.md "Rate limits"), per
+	// account.
 	Mutation = Limit{Name: "mutation", Rate: 60, Period: time.Minute}
 )
 

@@ -1,7 +1,7 @@
-// Package readcache is the per-process cache of public reads (CONTRACT.md "Caching and
-// invalidation"): the final bytes of a note's JSON, its page, its preview PNG and its
-// images, each with its validator and content encoding, so that a read of a cached note
-// costs no database query, no Redis command and no rendering.
+// Package readcache is the per-process cache of public reads (docs/api.md "Caching and
+// invalidation", docs/read-path.md): the final bytes of a note's JSON, its page, its
+// preview PNG and its images, each with its validator and content encoding, so that a
+// read of a cached note costs no database query, no Redis command and no rendering.
 //
 // Entries are keyed by route, cuid and encoding (the caller builds the key), bounded by
 // their total size, and dropped by the change feed's events: a Note event drops every

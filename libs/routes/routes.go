@@ -48,15 +48,15 @@ const (
 // services, the Tiltfile and the e2e topology are checked against it or read it.
 var Targets = []string{Auth, Publish, Notes, Images, OGRenderer}
 
-// Body limits from SPEC.md "Limits". Routes whose bodies the spec does not size take a
-// small JSON body.
+// Body limits from docs/api.md "Limits". Routes whose bodies are not publish or update
+// bodies take a small JSON body.
 const (
 	JSONLimit      = 2_000_000
 	MultipartLimit = 25_000_000
 	SmallLimit     = 64 << 10
 )
 
-// Route is one row of the table. Path uses gin's syntax; SPEC's /api/og/:cuid.png is the
+// Route is one row of the table. Path uses gin's syntax; the API's /api/og/:cuid.png is the
 // single-segment parameter :file, whose handler requires the .png suffix. Targets attach
 // their handlers to the rows by these variables, so a handler names its route in Go, not
 // by a string.
@@ -68,7 +68,7 @@ type Route struct {
 	MaxBody int64
 }
 
-// The routes of SPEC.md "Endpoints".
+// The routes of docs/api.md "Endpoints".
 var (
 	AuthPublish     = &Route{"POST", "/api/auth/publish", Auth, License, SmallLimit}
 	PublishCreate   = &Route{"POST", "/api/publish", Publish, Mutation, MultipartLimit}

@@ -72,9 +72,9 @@ type endpoint struct {
 	access       routes.Access
 }
 
-// specEndpoints is the endpoint table of SPEC.md "Endpoints", with /api/og/:cuid.png
-// written as the gin parameter the table uses, and the access class CONTRACT.md gives
-// each (the five authenticated mutations of "Limits and mutations").
+// specEndpoints is the endpoint table of docs/api.md "Endpoints", with /api/og/:cuid.png
+// written as the gin parameter the table uses, and the access class docs/api.md gives
+// each (the five authenticated mutations of "Rate limits").
 var specEndpoints = []endpoint{
 	{"POST", "/api/auth/publish", routes.License},
 	{"POST", "/api/publish", routes.Mutation},
@@ -104,7 +104,7 @@ func TestTableHasEverySpecEndpointWithItsAccess(t *testing.T) {
 	for _, e := range specEndpoints {
 		r, ok := find(e.method, e.path)
 		if !ok {
-			t.Errorf("SPEC.md endpoint %s %s is missing from the table", e.method, e.path)
+			t.Errorf("the API's endpoint %s %s is missing from the table", e.method, e.path)
 			continue
 		}
 		if r.Access != e.access {
@@ -119,19 +119,19 @@ func TestTableAccessClasses(t *testing.T) {
 		k := id(r)
 		switch {
 		case slices.Contains(mutations, k) != (r.Access == routes.Mutation):
-			t.Errorf("%s has access %s; exactly the five mutations of CONTRACT.md count toward the mutation limit", k, r.Access)
+			t.Errorf("%s has access %s; exactly the five authenticated mutations count toward the mutation limit", k, r.Access)
 		case (k == "POST /api/auth/publish") != (r.Access == routes.License):
 			t.Errorf("%s has access %s; only POST /api/auth/publish takes license credentials", k, r.Access)
 		case r.Access == routes.Public && r.Method != http.MethodGet:
 			t.Errorf("%s is public but not a GET; every public route is a read", k)
 		}
 	}
-	// The routes outside SPEC.md's table must not widen access: the OpenAPI document is
+	// The routes beyond the API's endpoints must not widen access: the OpenAPI document is
 	// the only extra, and it is a public read.
 	for _, r := range routes.Table {
 		inSpec := slices.ContainsFunc(specEndpoints, func(e endpoint) bool { return e.method == r.Method && e.path == r.Path })
 		if !inSpec && !(r == routes.OpenAPIDocument && r.Method == "GET" && r.Access == routes.Public) {
-			t.Errorf("%s %s is not a SPEC.md endpoint", r.Method, r.Path)
+			t.Errorf("%s %s is not one of the API's endpoints", r.Method, r.Path)
 		}
 	}
 }
@@ -145,7 +145,7 @@ func TestTableBodyLimits(t *testing.T) {
 			t.Errorf("%s %s has no body limit", r.Method, r.Path)
 		}
 	}
-	// SPEC.md "Limits": a multipart publish up to 25,000,000 bytes; CONTRACT "Update": a
+	// docs/api.md "Limits": a multipart publish up to 25,000,000 bytes; "Update": a
 	// multipart update as much (its handler holds a JSON update to 2,000,000).
 	for _, p := range [][2]string{{"POST", "/api/publish"}, {"PATCH", "/api/notes/:cuid"}} {
 		if r, _ := find(p[0], p[1]); r.MaxBody != 25_000_000 {

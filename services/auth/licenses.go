@@ -12,7 +12,7 @@ import (
 	"github.com/sharenote/sharenote/libs/cli"
 )
 
-// LicensesCommand is the operator's `licenses` command (CONTRACT.md "Auth"):
+// LicensesCommand is the operator's `licenses` command (docs/operations.md "Licenses"):
 //
 //	licenses create --name NAME --email EMAIL [--instance ID]
 //	licenses create --license KEY [--instance ID]      (add an activation; = add-instance)

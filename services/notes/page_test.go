@@ -71,7 +71,8 @@ func TestPageRendersEveryFeature(t *testing.T) {
 				t.Errorf("%s: page lacks %s", name, want)
 			}
 		}
-		// The title is the heading; the properties table does not repeat it (CONTRACT).
+		// The title is the heading; the properties table does not repeat it (docs/api.md
+		// "The note page").
 		if strings.Contains(html, `<th scope="row">title</th>`) {
 			t.Error("the properties table repeats the title")
 		}

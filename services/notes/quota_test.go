@@ -25,7 +25,7 @@ func storedImageBytes(t *testing.T, b testkit.Backend, acc testkit.Account) int6
 }
 
 // TestReplacingAnImageIsChargedTheDifference: at a nearly full quota a multipart PATCH
-// may replace an image with one of about its size, as CONTRACT "Update" says the quota
+// may replace an image with one of about its size, as docs/api.md "Update" says the quota
 // counts the difference; a replacement that would really pass the quota is refused and
 // the old image stays; and concurrent replacements and uploads never settle above the
 // quota.

@@ -30,7 +30,7 @@ func noteText(t note.Text) wire.NoteText {
 
 // UpdateNote answers PATCH /api/notes/:cuid with the owner's view after the change. The
 // body is JSON, or multipart/form-data with the same fields (as text) and images to add
-// or replace (CONTRACT "Update"). The route's body limit is the multipart limit; a JSON
+// or replace (docs/api.md "Update"). The route's body limit is the multipart limit; a JSON
 // body is held to the JSON limit.
 func (a *api) UpdateNote(c *gin.Context) {
 	p, err := a.update(c)

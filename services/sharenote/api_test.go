@@ -191,7 +191,7 @@ func TestNotFoundOnEveryNoteRoute(t *testing.T) {
 			})
 		}
 		// The owner keeps managing an expired note: it stays in the list and can be
-		// reactivated with PATCH (CONTRACT "Update, versions, unpublish").
+		// reactivated with PATCH (docs/api.md "Publications and their states").
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + expiring + "/versions", Token: owner.Token}).Expect(t, 200, "")
 		s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + expiring, Token: owner.Token, JSON: map[string]any{"expires_at": nil}}).Expect(t, 200, "")
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + expiring}).Expect(t, 200, "")

@@ -64,7 +64,8 @@ func (b budgetCheck) expect(t *testing.T, what string, resp *testkit.Response, s
 	}
 }
 
-// mutations are the five authenticated mutations of CONTRACT.md, with what each needs.
+// mutations are the five authenticated mutations (docs/api.md "Rate limits"), with what
+// each needs.
 func mutations(token, cuid string) []testkit.Request {
 	return []testkit.Request{
 		{Method: "POST", Path: "/api/publish", Token: token, Body: []byte("# Second"), ContentType: "text/markdown"},

@@ -65,7 +65,7 @@ func (b binary) run(extra map[string]string, args ...string) string {
 	return out.String()
 }
 
-// TestTheBinaryPublishesAndUpdatesAgainstARealServer is issue 15's "done when" 1: the
+// TestTheBinaryPublishesAndUpdatesAgainstARealServer proves the client end to end: the
 // built binary serves (the embedded default, and Postgres with Redis), and the same binary
 // logs in, publishes a folder note with two images, updates it in place, lists, shows
 // versions and settings, and unshares; every --json output is an answer the OpenAPI

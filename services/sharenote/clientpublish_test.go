@@ -146,7 +146,7 @@ func TestPublishUploadsImagesAndUpdatesInPlace(t *testing.T) {
 
 // TestPublishWarnsOfFilesItCannotSendAndPublishesWithoutThem: a file that cannot be
 // found or read, or that the server would refuse, is a warning line, and the note is
-// published without it (CONTRACT "Client").
+// published without it: a file the client cannot send never stops a publish.
 func TestPublishWarnsOfFilesItCannotSendAndPublishesWithoutThem(t *testing.T) {
 	f := newFixture(t, testkit.SQLiteBackend(t))
 	dir := t.TempDir()

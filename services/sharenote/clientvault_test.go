@@ -40,7 +40,7 @@ func (f *fixture) page(url string) *testkit.Response {
 	return f.Do(f.t, testkit.Request{Method: http.MethodGet, Path: "/s/" + cuidOf(url)})
 }
 
-// TestVaultPublishedWithTheClient is issue 22's end-to-end test: the fixture vault
+// TestVaultPublishedWithTheClient is the vault's end-to-end test: the fixture vault
 // published with `sharenote publish <folder>`, each page checked by the independent
 // reading of Obsidian's rules (obsidian.CheckPages): every link goes to the right note and
 // anchor, every image shows, no marker text is left, titles are file names; a second run

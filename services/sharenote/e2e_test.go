@@ -497,7 +497,8 @@ func nobodyGroup() string {
 }
 
 // stopServices sends SIGTERM to every service the test started and requires each to exit
-// 0 within the shutdown timeout: the graceful shutdown of CONTRACT "Operations".
+// 0 within the shutdown timeout: the graceful shutdown of docs/operations.md "Health and
+// shutdown".
 func (st *stack) stopServices(t *testing.T) {
 	t.Helper()
 	for _, p := range st.procs {

@@ -1,5 +1,5 @@
-// Package clientcmd holds the client commands of the sharenote binary (CONTRACT.md
-// "Client"), built on libs/client: login, publish, list, versions, unshare, settings. They follow
+// Package clientcmd holds the client commands of the sharenote binary (docs/client.md),
+// built on libs/client: login, publish, list, versions, unshare, settings. They follow
 // gh's conventions: --json prints the API's JSON, otherwise plain lines for people and
 // scripts; data goes to stdout, confirmations to stderr and only on a terminal; errors
 // carry the API's message and exit 1, command lines that cannot be understood exit 2.

@@ -95,8 +95,8 @@ func (r *run) publishedNames() names {
 }
 
 // resolves reports whether a link target written in the note at from names one of the
-// publications, by the rules of CONTRACT "Vaults and links": a path from the note's folder
-// or the root (with or without .md), a base name, an alias, a title.
+// publications, by the rules of docs/api.md "Vaults and links": a path from the note's
+// folder or the root (with or without .md), a base name, an alias, a title.
 func (n names) resolves(from, target string) bool {
 	t := strings.TrimPrefix(strings.TrimSpace(target), "/")
 	file := t

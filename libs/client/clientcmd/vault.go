@@ -115,7 +115,7 @@ func (v *vault) find(from, target string) (string, error) {
 }
 
 // nearest picks among candidates the one in dir, then the shortest path, then the
-// smallest in byte order (CONTRACT "Vaults and links", rule 2).
+// smallest in byte order (docs/api.md "Vaults and links", rule 2).
 func nearest(cands []string, dir string) string {
 	if len(cands) == 0 {
 		return ""

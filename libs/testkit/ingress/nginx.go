@@ -19,7 +19,7 @@ import (
 // nginx, rejects an oversized body with the API's JSON 413.
 const BodyLimit = "26m"
 
-// Bodies nginx answers itself, in the API's error format (CONTRACT.md "Errors"), so that an
+// Bodies nginx answers itself, in the API's error format (docs/api.md "Errors"), so that an
 // unknown route, a body over the ingress's limit or a target that is down look like the
 // API's own answers. The messages are the ones the targets send for the same codes.
 const (

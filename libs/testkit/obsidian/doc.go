@@ -6,7 +6,7 @@
 // hidden folders (.obsidian, .trash, …) is a note, and a note whose frontmatter says
 // `publish: false` stays out of the published set. Each note's links (wikilinks, embeds and
 // Markdown links to notes or files; never inside code fences, code spans or %%comments%%)
-// are resolved by the rules of CONTRACT.md "Vaults and links", which follow Obsidian's:
+// are resolved by the rules of docs/api.md "Vaults and links", which follow Obsidian's:
 //
 //  1. a path, relative to the linking note's folder, then from the vault root (and, for
 //     attachments, from attachmentFolderPath in .obsidian/app.json), with or without .md;

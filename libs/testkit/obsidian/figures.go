@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// ImageExts are the file extensions SPEC.md accepts as images, and SVG, which the client
-// sends rasterized.
+// ImageExts are the file extensions the API accepts as images (docs/api.md "Publish"),
+// and SVG, which the client sends rasterized.
 var ImageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".gif": true, ".webp": true, ".svg": true}
 
 // IsImage reports whether a file name has an image extension.

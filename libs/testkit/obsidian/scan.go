@@ -31,7 +31,7 @@ type Link struct {
 	PublishedPath string
 }
 
-// Rule says which rule of CONTRACT.md "Vaults and links" resolved a link.
+// Rule says which rule of docs/api.md "Vaults and links" resolved a link.
 type Rule string
 
 // The rules, in the order they are tried.

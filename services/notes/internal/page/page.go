@@ -105,8 +105,8 @@ type property struct {
 }
 
 // properties are the rows of a properties table, but for the key skip: the top-level
-// table leaves out the title, which the page shows as its heading already (CONTRACT
-// "Rendering").
+// table leaves out the title, which the page shows as its heading already (docs/api.md
+// "The note page").
 func properties(m map[string]any, skip string) []property {
 	keys := make([]string, 0, len(m))
 	for k := range m {
