@@ -1,7 +1,7 @@
 {{/*
 Generated from libs/routes by charts/tests (go test -run Routes -update): do not edit by hand.
 
-The Ingress paths of SPEC's endpoint table (libs/routes.Table), in its order, each to the
+The Ingress paths of the API's endpoint table (libs/routes.Table), in its order, each to the
 target that serves it: Exact for a fixed path, Prefix for a parameterised one, up to its
 first parameter (Kubernetes Prefix matches whole path elements, and the longest match
 wins, Exact before Prefix). charts/tests proves every route of the table reaches its
