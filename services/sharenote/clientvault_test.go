@@ -44,7 +44,8 @@ func (f *fixture) page(url string) *testkit.Response {
 // published with `sharenote publish <folder>`, each page checked by the independent
 // reading of Obsidian's rules (obsidian.CheckPages): every link goes to the right note and
 // anchor, every image shows, no marker text is left, titles are file names; a second run
-// sends nothing; a moved note keeps its URL; --prune unshares a deleted one; a symlink
+// sends nothing; a moved note keeps its URL; --prune unshares a deleted one and one that
+// now says publish: false; a symlink
 // out of the vault is refused with a warning; a missing image is a warning.
 func TestVaultPublishedWithTheClient(t *testing.T) {
 	f := newFixture(t, testkit.SQLiteBackend(t))
@@ -122,9 +123,17 @@ func TestVaultPublishedWithTheClient(t *testing.T) {
 			t.Errorf("--dry-run: exit %d, stdout lacks %q:\n%s%s", code, want, out, errOut)
 		}
 	}
+	roadmap := lines["Projects/Roadmap.md"].url
+	src, err := os.ReadFile(filepath.Join(dir, "Projects/Roadmap.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, map[string][]byte{"Projects/Roadmap.md": append([]byte("---\npublish: false\n---\n"), src...)})
 	code, lines, errOut = f.publishVault("--prune", "--yes", dir)
-	if got := lines["Recipes/Soup.md"]; code != 0 || got.what != "unshared" || f.page(soup).Status != http.StatusNotFound {
-		t.Errorf("--prune --yes: exit %d, %+v, page %d; want unshared; stderr %q", code, got, f.page(soup).Status, errOut)
+	for path, url := range map[string]string{"Recipes/Soup.md": soup, "Projects/Roadmap.md": roadmap} {
+		if got := lines[path]; code != 0 || got.what != "unshared" || f.page(url).Status != http.StatusNotFound {
+			t.Errorf("--prune --yes, %s: exit %d, %+v, page %d; want unshared; stderr %q", path, code, got, f.page(url).Status, errOut)
+		}
 	}
 }
 
