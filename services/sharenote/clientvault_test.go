@@ -45,8 +45,8 @@ func (f *fixture) page(url string) *testkit.Response {
 // reading of Obsidian's rules (obsidian.CheckPages): every link goes to the right note and
 // anchor, every image shows, no marker text is left, titles are file names; a second run
 // sends nothing; a moved note keeps its URL; --prune unshares a deleted one and one that
-// now says publish: false; a symlink
-// out of the vault is refused with a warning; a missing image is a warning.
+// now says publish: false; a symlink out of the vault is refused with a warning; a
+// missing image is a warning.
 func TestVaultPublishedWithTheClient(t *testing.T) {
 	f := newFixture(t, testkit.SQLiteBackend(t))
 	p := startProxy(t, f)
