@@ -35,7 +35,9 @@ type lookup struct {
 // lookupOf is the lookup of target as written in the note at from ("" for a note without
 // a path): a path relative to from's folder, then from the vault root (with or without
 // .md; a leading / means the root only); a base name when target has no folder; an alias
-// or a title as written.
+// or a title as written. A target without a folder looks up no path: as a path it would
+// name the note of its base name in from's folder, then the one at the root, which the
+// base-name rule picks first anyway (the same folder, then the shortest path).
 func lookupOf(from, target string) lookup {
 	t := strings.TrimSpace(target)
 	rootOnly := strings.HasPrefix(t, "/")
@@ -46,6 +48,11 @@ func lookupOf(from, target string) lookup {
 		file += ".md"
 	}
 	var l lookup
+	if !strings.Contains(t, "/") && !rootOnly {
+		l.base = strings.TrimSuffix(key, ".md")
+		l.alias, l.title = key, key
+		return l
+	}
 	inside := func(p string) bool { return p != ".." && !strings.HasPrefix(p, "../") }
 	if rel := path.Join(path.Dir(from), file); !rootOnly && from != "" && inside(rel) {
 		l.paths = append(l.paths, MatchKey(rel))

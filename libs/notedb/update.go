@@ -34,14 +34,9 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		if err := tx.Where("publication_cuid = ? AND version <= ?", cuid, row.NextVersion-note.MaxVersions).Delete(&versionRow{}).Error; err != nil {
 			return err
 		}
-		var names []string
-		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).Order("filename").Pluck("filename", &names).Error; err != nil {
+		names, err := imageNames(tx, cuid, images)
+		if err != nil {
 			return err
-		}
-		for _, img := range images {
-			if !slices.Contains(names, img.Filename) {
-				names = append(names, img.Filename)
-			}
 		}
 		p, err := fromRow(row)
 		if err != nil {
@@ -79,6 +74,21 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		return nil
 	})
 	return out, db.Classify(err)
+}
+
+// imageNames are the names of the publication's images and of the new images, which
+// replace those of the same names.
+func imageNames(tx *gorm.DB, cuid string, images []note.StoredImage) ([]string, error) {
+	var names []string
+	if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).Order("filename").Pluck("filename", &names).Error; err != nil {
+		return nil, err
+	}
+	for _, img := range images {
+		if !slices.Contains(names, img.Filename) {
+			names = append(names, img.Filename)
+		}
+	}
+	return names, nil
 }
 
 // Unpublish implements note.Storer.

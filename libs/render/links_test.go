@@ -104,9 +104,9 @@ func TestImageSizes(t *testing.T) {
 // gives back what goldmark's link parser read ahead (a reference label, a destination).
 func TestBracketsThatMakeNoLinkStayText(t *testing.T) {
 	for src, want := range map[string]string{
-		"[^1][^1]x":      "<p>[^1][^1]x</p>",
-		"[a][b] c":       "<p>[a][b] c</p>",
-		"[a](b c d) e":   "<p>[a](b c d) e</p>",
+		"[^1][^1]x":                       "<p>[^1][^1]x</p>",
+		"[a][b] c":                        "<p>[a][b] c</p>",
+		"[a](b c d) e":                    "<p>[a](b c d) e</p>",
 		"[a [b] c](https://x.example/) d": `<p><a href="https://x.example/" rel="nofollow">a [b] c</a> d</p>`,
 	} {
 		if html := string(markdown(t, src+"\n").HTML); !strings.Contains(html, want) {

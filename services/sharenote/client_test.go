@@ -127,6 +127,11 @@ func startProxy(t *testing.T, f *fixture) *proxy {
 	p := &proxy{n: map[string]int{}}
 	rp := httputil.NewSingleHostReverseProxy(u)
 	rp.ModifyResponse = func(resp *http.Response) error {
+		if resp.StatusCode == http.StatusTooManyRequests {
+			p.mu.Lock()
+			p.n["429"]++
+			p.mu.Unlock()
+		}
 		if secs, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && resp.StatusCode == http.StatusTooManyRequests {
 			f.Clock.Advance(time.Duration(secs) * time.Second)
 		}
