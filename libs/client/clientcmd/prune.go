@@ -93,6 +93,7 @@ func (r *run) unshare(ctx context.Context, list []doomed) {
 			continue
 		}
 		delete(r.states, d.path)
+		r.unshared[d.cuid] = true
 		r.counts["unshared"]++
 		if r.opts.json && err == nil {
 			_ = printJSON(r.env.Stdout, res)
