@@ -126,3 +126,38 @@ func TestReadsAreNotPaced(t *testing.T) {
 		t.Errorf("a GET's headers were taken as the mutation budget")
 	}
 }
+
+// TestAGETWhoseConnectionDropsIsSentAgainAndAMutationNever: a connection closed before
+// the answer is transient for a read, which is sent again; a change is not, as it may
+// have been made.
+func TestAGETWhoseConnectionDropsIsSentAgainAndAMutationNever(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Method]++
+		first := seen[r.Method] == 1
+		mu.Unlock()
+		if first {
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		_, _ = w.Write([]byte(`{"notes":[],"next_cursor":null}`))
+	}))
+	defer srv.Close()
+	c := &client.Client{BaseURL: srv.URL, Token: "t"}
+	if _, err := c.List(context.Background(), client.ListOptions{}); err != nil {
+		t.Errorf("list after a dropped connection: %v, want it sent again", err)
+	}
+	content := "x"
+	if _, err := c.Update(context.Background(), "c", wire.NoteUpdate{Content: &content}, ""); err == nil {
+		t.Error("the dropped update succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if seen[http.MethodGet] != 2 || seen[http.MethodPatch] != 1 {
+		t.Errorf("sent %v; want the GET twice and the PATCH once", seen)
+	}
+}

@@ -2,8 +2,9 @@
 // in libs/openapi): one method per operation, typed requests and answers, and
 // errors that carry the API's code. The `sharenote` client commands are built on it.
 //
-// Rate limits: a GET answered 429 or 503 is sent again after its Retry-After (else an
-// exponential backoff), with jitter, at most 3 times and after at most 60 seconds of waiting
+// Rate limits and transient failures: a GET answered 429 or 503, or whose connection was
+// reset, closed before the answer or timed out, is sent again after its Retry-After (else
+// an exponential backoff), with jitter, at most 3 times and after at most 60 seconds of waiting
 // in all; every other method is never sent twice, since a repeated publish creates another
 // publication and a repeated update another version snapshot. A Client with a Budget
 // waits before a mutation while the account's budget of mutations is spent (the
@@ -26,10 +27,12 @@ import (
 	"io"
 	"iter"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/sharenote/sharenote/libs/wire"
@@ -221,12 +224,11 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 			r = bytes.NewReader(payload)
 		}
 		err := c.send(ctx, method, path, query, header, r, "application/json", out)
-		var apiErr *Error
-		if method != http.MethodGet || attempt == maxRetries || !errors.As(err, &apiErr) ||
-			(apiErr.Status != http.StatusTooManyRequests && apiErr.Status != http.StatusServiceUnavailable) {
+		retryAfter, transient := transient(err)
+		if method != http.MethodGet || attempt == maxRetries || !transient || ctx.Err() != nil {
 			return err
 		}
-		d := backoff(attempt, apiErr.RetryAfter)
+		d := backoff(attempt, retryAfter)
 		if waited+d > maxWait {
 			return err
 		}
@@ -239,6 +241,19 @@ func (c *Client) do(ctx context.Context, method, path string, query url.Values, 
 		}
 		waited += d
 	}
+}
+
+// transient reports whether a GET that failed with err may succeed if sent again, and
+// after how long the server asked for: an answer 429 or 503, or a connection that was
+// reset or closed before the answer, or that timed out.
+func transient(err error) (retryAfter time.Duration, ok bool) {
+	var apiErr *Error
+	if errors.As(err, &apiErr) {
+		return apiErr.RetryAfter, apiErr.Status == http.StatusTooManyRequests || apiErr.Status == http.StatusServiceUnavailable
+	}
+	var netErr net.Error
+	return 0, errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &netErr) && netErr.Timeout()
 }
 
 // backoff is the wait before retry attempt+1: the server's Retry-After, else 1 s doubling

@@ -44,28 +44,22 @@ func (f *fixture) page(url string) *testkit.Response {
 // published with `sharenote publish <folder>`, each page checked by the independent
 // reading of Obsidian's rules (obsidian.CheckPages): every link goes to the right note and
 // anchor, every image shows, no marker text is left, titles are file names; a second run
-// sends nothing; a moved note keeps its URL; --prune unshares a deleted one; a symlink
-// out of the vault is refused with a warning; a missing image is a warning.
+// sends nothing; a moved note keeps its URL; --prune unshares a deleted one and one that
+// now says publish: false; a symlink out of the vault is refused with a warning; a
+// missing image is a warning.
 func TestVaultPublishedWithTheClient(t *testing.T) {
-	f := newFixture(t, testkit.SQLiteBackend(t))
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		publishTheFixtureVault(t, newFixture(t, b))
+	})
+}
+
+// publishTheFixtureVault is TestVaultPublishedWithTheClient on one backend.
+func publishTheFixtureVault(t *testing.T, f *fixture) {
 	p := startProxy(t, f)
 	f.env["SHARE_SERVER"] = p.URL
-	base := t.TempDir()
-	dir := filepath.Join(base, "vault")
-	if err := obsidian.CopyFixture(dir); err != nil {
-		t.Fatal(err)
-	}
-	write(t, base, map[string][]byte{"private.png": testkit.PNG(t), "vault/Edge.md": []byte("# Edge\n\n![[outside.png]]\n")})
-	if err := os.Symlink(filepath.Join(base, "private.png"), filepath.Join(dir, "Attachments", "outside.png")); err != nil {
-		t.Fatal(err)
-	}
-	v, err := obsidian.Load(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	code, lines, errOut := f.publishVault(dir)
+	dir, v := fixtureVault(t)
 	published := v.Published()
+	code, lines, errOut := f.publishVault(dir)
 	if code != 0 || len(lines) != len(published) {
 		t.Fatalf("publish: exit %d, %d notes, want %d; stderr %q", code, len(lines), len(published), errOut)
 	}
@@ -75,20 +69,7 @@ func TestVaultPublishedWithTheClient(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, errOut)
 		}
 	}
-	pages := map[string]obsidian.Page{}
-	for _, n := range published {
-		l := lines[n.Path]
-		if l.what != "published" {
-			t.Errorf("%s: %q, want published", n.Path, l.what)
-			continue
-		}
-		resp := f.page(l.url)
-		if resp.Status != http.StatusOK {
-			t.Errorf("%s: page %d", n.Path, resp.Status)
-		}
-		pages[n.Path] = obsidian.Page{URL: l.url, HTML: resp.Body}
-	}
-	checkPages(t, v, pages)
+	checkPages(t, v, f.pages(published, lines))
 
 	before := p.count("POST /api/publish")
 	code, lines, errOut = f.publishVault(dir)
@@ -108,8 +89,51 @@ func TestVaultPublishedWithTheClient(t *testing.T) {
 	if got := lines["Garden/Willow.md"]; code != 0 || got.what != "moved" || got.url != willow || f.publications() != len(published) {
 		t.Errorf("a moved note: exit %d, %+v, %d publications; want moved at %s; stderr %q", code, got, f.publications(), willow, errOut)
 	}
+	pruneTheFixtureVault(t, f, dir, lines)
+}
 
-	soup := lines["Recipes/Soup.md"].url
+// fixtureVault copies the fixture vault, adds a note that embeds a symlink out of it, and
+// loads it.
+func fixtureVault(t *testing.T) (string, *obsidian.Vault) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "vault")
+	if err := obsidian.CopyFixture(dir); err != nil {
+		t.Fatal(err)
+	}
+	write(t, base, map[string][]byte{"private.png": testkit.PNG(t), "vault/Edge.md": []byte("# Edge\n\n![[outside.png]]\n")})
+	if err := os.Symlink(filepath.Join(base, "private.png"), filepath.Join(dir, "Attachments", "outside.png")); err != nil {
+		t.Fatal(err)
+	}
+	v, err := obsidian.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, v
+}
+
+// pages reads the page of each published note.
+func (f *fixture) pages(published []*obsidian.Note, lines map[string]outcome) map[string]obsidian.Page {
+	pages := map[string]obsidian.Page{}
+	for _, n := range published {
+		l := lines[n.Path]
+		if l.what != "published" {
+			f.t.Errorf("%s: %q, want published", n.Path, l.what)
+			continue
+		}
+		resp := f.page(l.url)
+		if resp.Status != http.StatusOK {
+			f.t.Errorf("%s: page %d", n.Path, resp.Status)
+		}
+		pages[n.Path] = obsidian.Page{URL: l.url, HTML: resp.Body}
+	}
+	return pages
+}
+
+// pruneTheFixtureVault deletes a note and marks another publish: false, and checks that
+// --prune asks for --yes without a terminal, that --dry-run lists what it would unshare,
+// and that --prune --yes unshares both.
+func pruneTheFixtureVault(t *testing.T, f *fixture, dir string, lines map[string]outcome) {
+	soup, roadmap := lines["Recipes/Soup.md"].url, lines["Projects/Roadmap.md"].url
 	if err := os.Remove(filepath.Join(dir, "Recipes/Soup.md")); err != nil {
 		t.Fatal(err)
 	}
@@ -122,9 +146,16 @@ func TestVaultPublishedWithTheClient(t *testing.T) {
 			t.Errorf("--dry-run: exit %d, stdout lacks %q:\n%s%s", code, want, out, errOut)
 		}
 	}
+	src, err := os.ReadFile(filepath.Join(dir, "Projects/Roadmap.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, map[string][]byte{"Projects/Roadmap.md": append([]byte("---\npublish: false\n---\n"), src...)})
 	code, lines, errOut = f.publishVault("--prune", "--yes", dir)
-	if got := lines["Recipes/Soup.md"]; code != 0 || got.what != "unshared" || f.page(soup).Status != http.StatusNotFound {
-		t.Errorf("--prune --yes: exit %d, %+v, page %d; want unshared; stderr %q", code, got, f.page(soup).Status, errOut)
+	for path, url := range map[string]string{"Recipes/Soup.md": soup, "Projects/Roadmap.md": roadmap} {
+		if got := lines[path]; code != 0 || got.what != "unshared" || f.page(url).Status != http.StatusNotFound {
+			t.Errorf("--prune --yes, %s: exit %d, %+v, page %d; want unshared; stderr %q", path, code, got, f.page(url).Status, errOut)
+		}
 	}
 }
 

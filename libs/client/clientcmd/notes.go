@@ -53,7 +53,7 @@ func (f *finder) find(arg string) error {
 		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	if !st.IsDir() {
-		if !strings.EqualFold(filepath.Ext(abs), ".md") {
+		if filepath.Ext(abs) != ".md" {
 			return fmt.Errorf("%w: %s is not a note (.md) or a folder", cli.ErrUsage, arg)
 		}
 		v, err := f.vaultOf(abs, "")
@@ -84,7 +84,7 @@ func (f *finder) find(arg string) error {
 			}
 			return nil
 		}
-		if d.IsDir() || !strings.EqualFold(filepath.Ext(p), ".md") {
+		if d.IsDir() || filepath.Ext(p) != ".md" {
 			return nil
 		}
 		if !published(p) {

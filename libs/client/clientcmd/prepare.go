@@ -96,7 +96,7 @@ func (p *prepared) rewrite(body string) string {
 			p.warn(target, problem(err))
 			continue
 		}
-		edits = append(edits, imageEdits(body, r, img)...)
+		edits = append(edits, imageEdits(r, img)...)
 	}
 	return applyEdits(body, edits)
 }
@@ -122,7 +122,7 @@ func imageTarget(r render.Reference) (string, bool) {
 // (libs/note ReplaceImageLinks): an embed becomes ![alt|size]([[name]]), a wikilink
 // [[name|text]], a Markdown image or link gets [[name]] as its destination. A size the
 // note gives is kept; an SVG's own width is the size of a reference that gives none.
-func imageEdits(body string, r render.Reference, img *localImage) []edit {
+func imageEdits(r render.Reference, img *localImage) []edit {
 	size := ""
 	if r.Width > 0 {
 		size = strconv.Itoa(r.Width)

@@ -93,6 +93,7 @@ func (r *run) unshare(ctx context.Context, list []doomed) {
 			continue
 		}
 		delete(r.states, d.path)
+		r.unshared[d.cuid] = true
 		r.counts["unshared"]++
 		if r.opts.json && err == nil {
 			_ = printJSON(r.env.Stdout, res)
@@ -104,7 +105,7 @@ func (r *run) unshare(ctx context.Context, list []doomed) {
 
 // dryRun lists the notes, their paths, the attachments with the files they come from, and
 // what --prune would unshare by the mapping of the last login's account; it sends nothing.
-func (r *run) dryRun(ctx context.Context) error {
+func (r *run) dryRun() error {
 	for _, p := range r.notes {
 		fmt.Fprintf(r.env.Stdout, "note\t%s\t%s\n", p.path, p.file)
 		for _, img := range p.images {

@@ -67,7 +67,7 @@ func runPublish(ctx context.Context, env cli.Env, args []string) error {
 	r := &run{env: env, opts: o, finder: f, counts: map[string]int{}}
 	r.prepareAll()
 	if o.dryRun {
-		return r.dryRun(ctx)
+		return r.dryRun()
 	}
 	return withSession(ctx, env, o.server, func(cl *client.Client) error {
 		return r.publish(ctx, cl)

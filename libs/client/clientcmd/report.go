@@ -79,7 +79,7 @@ func (r *run) publishedNames() names {
 		}
 	}
 	for _, item := range r.all {
-		if item.Status == "active" {
+		if item.Status == "active" && !r.unshared[item.Cuid] {
 			add(note.Text{Path: item.Path, Title: item.Title})
 		}
 	}

@@ -32,7 +32,8 @@ type run struct {
 	moves    map[*prepared]string // a note that moved → the path it had
 	counts   map[string]int       // outcomes
 	failed   int
-	warnings map[string]int // the server's warnings by code, unknown_note_link aside
+	warnings map[string]int  // the server's warnings by code, unknown_note_link aside
+	unshared map[string]bool // cuids --prune unshared
 	unknown  []unknownLink
 	drawn    bool
 }
@@ -72,6 +73,7 @@ func (r *run) prepareAll() {
 func (r *run) reset(cl *client.Client) {
 	r.cl, r.counts, r.failed = cl, map[string]int{}, r.unprepared
 	r.warnings, r.unknown, r.moves = map[string]int{}, nil, map[*prepared]string{}
+	r.unshared = map[string]bool{}
 }
 
 // load reads the mapping of this server and account, and the account's publications.
