@@ -10,6 +10,7 @@ import (
 	"io"
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -69,8 +70,17 @@ func rasterizeSVG(src []byte) ([]byte, int, error) {
 	}
 }
 
+// currentColor is the CSS keyword for the color of the text around: icons (Lucide's,
+// which Obsidian's help vault embeds) draw with it. The rasterizer knows no text color and
+// refuses the keyword, and a PNG cannot follow the page's theme, so the keyword becomes
+// iconGrey, which reads on a light and a dark page alike.
+var currentColor = regexp.MustCompile(`(?i)currentcolor`)
+
+const iconGrey = "#808080"
+
 // drawSVG rasterizes src into a pw×ph PNG.
 func drawSVG(src []byte, pw, ph int) ([]byte, error) {
+	src = currentColor.ReplaceAll(src, []byte(iconGrey))
 	icon, err := oksvg.ReadIconStream(bytes.NewReader(src), oksvg.IgnoreErrorMode)
 	if err != nil {
 		return nil, err

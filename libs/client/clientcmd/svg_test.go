@@ -39,6 +39,23 @@ func TestAnSVGIsDrawnAtItsOwnSizeWithinTheCap(t *testing.T) {
 	}
 }
 
+// An icon drawn with the text's color (stroke="currentColor", as Lucide's are) is drawn,
+// in grey, not refused.
+func TestAnIconInTheTextColorIsDrawn(t *testing.T) {
+	b, _, err := rasterizeSVG([]byte(`<svg xmlns="http://www.w3.org/2000/svg" width="18" height="18" viewBox="0 0 24 24" fill="none" ` +
+		`stroke="currentColor" stroke-width="2"><path d="M3 12h18"/></svg>`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, a := img.At(9, 9).RGBA(); a == 0 {
+		t.Error("the icon's line is not drawn")
+	}
+}
+
 // TestAnSVGLoadsNothingAndCannotHang: what an SVG references is never fetched (a
 // listener counts connections), and documents built to hang or exhaust the rasterizer
 // are refused quickly.
