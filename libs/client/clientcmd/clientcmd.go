@@ -69,6 +69,36 @@ func commandLine(name string, args []string, least, most int, want string) (comm
 	return c, pos, err
 }
 
+// commonCommand is a command of the common flags and of from least to most arguments
+// (usage names them, want says what they are when their number is wrong): run gets them
+// parsed.
+func commonCommand(name, usage string, least, most int, want string,
+	run func(ctx context.Context, env cli.Env, c common, pos []string) error, summary, example string) cli.Command {
+	return flaggedCommand(name, usage, func(fs *flag.FlagSet) { new(common).define(fs) }, func(ctx context.Context, env cli.Env, args []string) error {
+		c, pos, err := commandLine(name, args, least, most, want)
+		if err != nil {
+			return err
+		}
+		return run(ctx, env, c, pos)
+	}, summary, example)
+}
+
+// flaggedCommand is a command whose flags, the common ones among them, flags defines.
+func flaggedCommand(name, usage string, flags func(*flag.FlagSet), run func(ctx context.Context, env cli.Env, args []string) error,
+	summary, example string) cli.Command {
+	return cli.Command{Name: name, Summary: summary, Usage: strings.TrimSpace(usage + " [--server URL] [--json]"), Example: example,
+		Flags: flags, Run: run}
+}
+
+// commandFlags parses a command line of the common flags and those define adds, and
+// returns both.
+func commandFlags[T any](name string, args []string, define func(*flag.FlagSet, *common) T) (common, T, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	var c common
+	v := define(fs, &c)
+	return c, v, cli.ParseFlags(fs, args)
+}
+
 // printJSON prints v as one line of JSON.
 func printJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
@@ -88,21 +118,12 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-var loginCommand = cli.Command{
-	Name: "login",
-	Summary: "log in with $SHARE_LICENSE_KEY and $SHARE_INSTANCE_ID (else a prompt that does not echo them); " +
+var loginCommand = commonCommand("login", "", 0, 0, "no arguments", runLogin,
+	"log in with $SHARE_LICENSE_KEY and $SHARE_INSTANCE_ID (else a prompt that does not echo them); "+
 		"keeps only the two-hour token, in the user config folder (sharenote/credentials.json, mode 0600)",
-	Usage:   "[--server URL] [--json]",
-	Example: "SHARE_LICENSE_KEY=… SHARE_INSTANCE_ID=… sharenote login --server https://share.example.com",
-	Flags:   func(fs *flag.FlagSet) { new(common).define(fs) },
-	Run:     runLogin,
-}
+	"SHARE_LICENSE_KEY=… SHARE_INSTANCE_ID=… sharenote login --server https://share.example.com")
 
-func runLogin(ctx context.Context, env cli.Env, args []string) error {
-	c, _, err := commandLine("login", args, 0, 0, "no arguments")
-	if err != nil {
-		return err
-	}
+func runLogin(ctx context.Context, env cli.Env, c common, _ []string) error {
 	creds, err := loadCredentials(env.Getenv)
 	if err != nil {
 		return err
@@ -153,14 +174,9 @@ func prompt(w io.Writer) (key, instance string, err error) {
 	return key, instance, nil
 }
 
-var listCommand = cli.Command{
-	Name:    "list",
-	Summary: "list your publications, newest first, one a line: cuid, status, url, title",
-	Usage:   "[--limit N] [--server URL] [--json]",
-	Example: "sharenote list --json | jq -r '.notes[].url'    # --json: each page as the API sent it, one a line",
-	Flags:   func(fs *flag.FlagSet) { listFlags(fs, new(common)) },
-	Run:     runList,
-}
+var listCommand = flaggedCommand("list", "[--limit N]", func(fs *flag.FlagSet) { listFlags(fs, new(common)) }, runList,
+	"list your publications, newest first, one a line: cuid, status, url, title",
+	"sharenote list --json | jq -r '.notes[].url'    # --json: each page as the API sent it, one a line")
 
 func listFlags(fs *flag.FlagSet, c *common) *int {
 	c.define(fs)
@@ -168,10 +184,8 @@ func listFlags(fs *flag.FlagSet, c *common) *int {
 }
 
 func runList(ctx context.Context, env cli.Env, args []string) error {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	var c common
-	limit := listFlags(fs, &c)
-	if err := cli.ParseFlags(fs, args); err != nil {
+	c, limit, err := commandFlags("list", args, listFlags)
+	if err != nil {
 		return err
 	}
 	return withSession(ctx, env, c.server, func(cl *client.Client) error {
@@ -193,20 +207,11 @@ func runList(ctx context.Context, env cli.Env, args []string) error {
 	})
 }
 
-var versionsCommand = cli.Command{
-	Name:    "versions",
-	Summary: "list the kept versions of a publication (number, time, bytes, title), or print version N's Markdown",
-	Usage:   "CUID [N] [--server URL] [--json]",
-	Example: "sharenote versions k3v9x2m0q8w1e7r4t6y5u2i0\nsharenote versions k3v9x2m0q8w1e7r4t6y5u2i0 3 > before.md",
-	Flags:   func(fs *flag.FlagSet) { new(common).define(fs) },
-	Run:     runVersions,
-}
+var versionsCommand = commonCommand("versions", "CUID [N]", 1, 2, "CUID and optionally a version number", runVersions,
+	"list the kept versions of a publication (number, time, bytes, title), or print version N's Markdown",
+	"sharenote versions k3v9x2m0q8w1e7r4t6y5u2i0\nsharenote versions k3v9x2m0q8w1e7r4t6y5u2i0 3 > before.md")
 
-func runVersions(ctx context.Context, env cli.Env, args []string) error {
-	c, pos, err := commandLine("versions", args, 1, 2, "CUID and optionally a version number")
-	if err != nil {
-		return err
-	}
+func runVersions(ctx context.Context, env cli.Env, c common, pos []string) error {
 	cuid := pos[0]
 	if len(pos) == 1 {
 		return withSession(ctx, env, c.server, func(cl *client.Client) error {
@@ -234,20 +239,11 @@ func runVersions(ctx context.Context, env cli.Env, args []string) error {
 	})
 }
 
-var unshareCommand = cli.Command{
-	Name:    "unshare",
-	Summary: "unpublish a publication: its URL and images stop working (your Markdown file is not touched)",
-	Usage:   "CUID [--server URL] [--json]",
-	Example: "sharenote unshare k3v9x2m0q8w1e7r4t6y5u2i0",
-	Flags:   func(fs *flag.FlagSet) { new(common).define(fs) },
-	Run:     runUnshare,
-}
+var unshareCommand = commonCommand("unshare", "CUID", 1, 1, "one CUID", runUnshare,
+	"unpublish a publication: its URL and images stop working (your Markdown file is not touched)",
+	"sharenote unshare k3v9x2m0q8w1e7r4t6y5u2i0")
 
-func runUnshare(ctx context.Context, env cli.Env, args []string) error {
-	c, pos, err := commandLine("unshare", args, 1, 1, "one CUID")
-	if err != nil {
-		return err
-	}
+func runUnshare(ctx context.Context, env cli.Env, c common, pos []string) error {
 	return withSession(ctx, env, c.server, func(cl *client.Client) error {
 		u, err := cl.Unshare(ctx, pos[0])
 		if err != nil || c.json {
@@ -258,14 +254,9 @@ func runUnshare(ctx context.Context, env cli.Env, args []string) error {
 	})
 }
 
-var settingsCommand = cli.Command{
-	Name:    "settings",
-	Summary: "show the sharing settings and image storage, one key=value a line, or change them with --set",
-	Usage:   "[--set KEY=VALUE]... [--server URL] [--json]",
-	Example: "sharenote settings --set theme=dark --set accent_color=#0a7d4f",
-	Flags:   func(fs *flag.FlagSet) { settingsFlags(fs, new(common)) },
-	Run:     runSettings,
-}
+var settingsCommand = flaggedCommand("settings", "[--set KEY=VALUE]...", func(fs *flag.FlagSet) { settingsFlags(fs, new(common)) }, runSettings,
+	"show the sharing settings and image storage, one key=value a line, or change them with --set",
+	"sharenote settings --set theme=dark --set accent_color=#0a7d4f")
 
 // assignments is a repeatable KEY=VALUE flag.
 type assignments []string
@@ -289,10 +280,8 @@ func settingsFlags(fs *flag.FlagSet, c *common) *assignments {
 }
 
 func runSettings(ctx context.Context, env cli.Env, args []string) error {
-	fs := flag.NewFlagSet("settings", flag.ContinueOnError)
-	var c common
-	sets := settingsFlags(fs, &c)
-	if err := cli.ParseFlags(fs, args); err != nil {
+	c, sets, err := commandFlags("settings", args, settingsFlags)
+	if err != nil {
 		return err
 	}
 	in, err := settingsInput(*sets)
