@@ -256,3 +256,34 @@ func TestFindImageViewReadsImageStateAndSettingsTogether(t *testing.T) {
 		}
 	})
 }
+
+// Publications the link index does not hold (published before it, or indexed by older
+// rules) are indexed by IndexNames, a batch at a time, each once.
+func TestIndexNamesIndexesWhatTheIndexLacks(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := newFixture(t, b)
+		ctx := context.Background()
+		old := f.create(t, "aaaaaaaaaaaaaaaaaaaaaaaa", "e1") // "A title"
+		gdb := testkit.OpenDB(t, b)
+		if err := gdb.Exec("UPDATE publications SET names_version = 0").Error; err != nil {
+			t.Fatal(err)
+		}
+		if err := gdb.Exec("DELETE FROM note_names").Error; err != nil {
+			t.Fatal(err)
+		}
+		key := []string{note.MatchKey("a title")}
+		if hits, err := f.store.ResolveNames(ctx, f.owner, key, f.now); err != nil || len(hits) != 0 {
+			t.Fatalf("before indexing: %v, %v", hits, err)
+		}
+		accounts, err := f.store.IndexNames(ctx, 10)
+		if err != nil || !slices.Equal(accounts, []string{f.owner}) {
+			t.Fatalf("IndexNames = %v, %v; want the owner's account", accounts, err)
+		}
+		if hits, err := f.store.ResolveNames(ctx, f.owner, key, f.now); err != nil || len(hits) != 1 || hits[0].CUID != old.CUID {
+			t.Errorf("after indexing: %v, %v; want the publication", hits, err)
+		}
+		if accounts, err := f.store.IndexNames(ctx, 10); err != nil || len(accounts) != 0 {
+			t.Errorf("a second IndexNames = %v, %v; want nothing left", accounts, err)
+		}
+	})
+}
