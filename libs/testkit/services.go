@@ -13,6 +13,7 @@ package testkit
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -20,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -219,13 +221,31 @@ func findBinary(name, globDir string) string {
 // process a test starts.
 func FreeAddr() string { return "127.0.0.1:" + strconv.Itoa(freePort()) }
 
+// freePort returns a port that nothing listens on, below the kernel's ephemeral range:
+// a port the kernel handed out for :0 could be handed out again, to another test's
+// listener or to any outgoing connection's local end, before the process the test starts
+// binds it. Below the range only another test's random pick can take it first.
 func freePort() int {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		panic(err)
+	low := ephemeralLow()
+	for {
+		p := low/2 + rand.IntN(low/2)
+		if ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p)); err == nil {
+			_ = ln.Close()
+			return p
+		}
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768 where it cannot
+// be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if f := strings.Fields(string(b)); err == nil && len(f) == 2 {
+		if n, err := strconv.Atoi(f[0]); err == nil && n >= 4096 {
+			return n
+		}
+	}
+	return 32768
 }
 
 func waitFor(addr string) bool {
