@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/testkit"
 )
 
 // The fakes of this file stand in for the account cores' ports: plain in-memory types
@@ -166,29 +167,11 @@ func (n *fakeNotifier) recorded() []string {
 	return slices.Clone(n.calls)
 }
 
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 var start = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 
 // newCore returns an account.Core on fakes, with them.
-func newCore() (*account.Core, *fakeStore, *fakeNotifier, *fakeClock) {
-	store, notifier, clock := newFakeStore(), &fakeNotifier{}, &fakeClock{now: start}
+func newCore() (*account.Core, *fakeStore, *fakeNotifier, *testkit.Clock) {
+	store, notifier, clock := newFakeStore(), &fakeNotifier{}, testkit.ClockAt(start)
 	return account.NewCore(store, clock.Now, notifier), store, notifier, clock
 }
 
@@ -268,7 +251,7 @@ func (s wrongRowStore) FindActivation(ctx context.Context, keyHash, _ string) (a
 func TestAuthenticateChecksTheHashesItself(t *testing.T) {
 	ctx := context.Background()
 	store := newFakeStore()
-	core := account.NewCore(wrongRowStore{store}, (&fakeClock{now: start}).Now, nil)
+	core := account.NewCore(wrongRowStore{store}, (testkit.ClockAt(start)).Now, nil)
 	creds, err := core.CreateLicense(ctx, "Ada", "ada@example.com", "laptop")
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +289,7 @@ func TestCreateLicenseRefusesBadInput(t *testing.T) {
 
 func TestSessionTokens(t *testing.T) {
 	ctx := context.Background()
-	setup := func(t *testing.T) (*account.Core, *fakeNotifier, *fakeClock, account.Credentials, account.Token) {
+	setup := func(t *testing.T) (*account.Core, *fakeNotifier, *testkit.Clock, account.Credentials, account.Token) {
 		core, _, notifier, clock := newCore()
 		creds, err := core.CreateLicense(ctx, "Ada", "ada@example.com", "laptop")
 		if err != nil {

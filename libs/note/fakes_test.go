@@ -18,6 +18,7 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/testkit"
 )
 
 // The fakes of this file stand in for note.Core's ports in the domain tests: plain
@@ -38,7 +39,7 @@ type harness struct {
 	store    *fakeStore
 	renderer *fakeRenderer
 	notifier *fakeNotifier
-	clock    *fakeClock
+	clock    *testkit.Clock
 	blobs    *fakeBlobs
 }
 
@@ -54,7 +55,7 @@ const (
 func newHarness(t *testing.T, quota int64) *harness {
 	t.Helper()
 	h := &harness{store: newFakeStore(), renderer: &fakeRenderer{version: 1}, notifier: &fakeNotifier{},
-		clock: &fakeClock{now: start}, blobs: &fakeBlobs{objects: map[string][]byte{}}}
+		clock: testkit.ClockAt(start), blobs: &fakeBlobs{objects: map[string][]byte{}}}
 	h.core = note.NewCore(h.store, note.Config{Now: h.clock.Now, PublicURL: publicURL, Quota: quota,
 		Renderer: h.renderer, Blobs: h.blobs, Notifier: h.notifier})
 	return h
@@ -99,24 +100,6 @@ func (h *harness) stored(t *testing.T, cuid string) note.Publication {
 func (h *harness) settle() {
 	h.renderer.reset()
 	h.notifier.reset()
-}
-
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // fakeRenderer renders a note as its Markdown in a paragraph, tagged with the renderer's

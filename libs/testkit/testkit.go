@@ -194,7 +194,10 @@ type Clock struct {
 }
 
 // NewClock returns a clock at the current time.
-func NewClock() *Clock { return &Clock{now: time.Now().UTC()} }
+func NewClock() *Clock { return ClockAt(time.Now().UTC()) }
+
+// ClockAt returns a clock at t.
+func ClockAt(t time.Time) *Clock { return &Clock{now: t} }
 
 // Now returns the clock's time.
 func (c *Clock) Now() time.Time {
