@@ -147,15 +147,9 @@ const (
 	WarnUnresolvedReference = "unresolved_reference"
 	// WarnUnusedImage: an image of the note is not shown by its content.
 	WarnUnusedImage = "unused_image"
-	// WarnUnknownNoteLink: a wikilink names none of the author's active publications.
+	// WarnUnknownNoteLink: a note link names none of the author's active publications.
 	WarnUnknownNoteLink = "unknown_note_link"
 )
-
-// LinkTarget is the publication a wikilink's title resolves to.
-type LinkTarget struct {
-	CUID      string
-	ExpiresAt *time.Time
-}
 
 // Status returns the state at now: expiry is computed at read time, no job moves it.
 func (p *Publication) Status(now time.Time) Status {

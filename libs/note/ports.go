@@ -128,7 +128,7 @@ type Fallback struct {
 type Notifier interface {
 	NoteChanged(ctx context.Context, cuid string)
 	// LinksChanged says that what the account's note links lead to may have changed (a
-	// note of it was published, retitled, unpublished, or its expiry changed): cached
-	// pages of all its notes are dropped, in one message however many link there.
+	// note of it was published or unpublished, or its names, expiry or headings changed):
+	// cached pages of all its notes are dropped, in one message however many link there.
 	LinksChanged(ctx context.Context, accountCUID string)
 }
