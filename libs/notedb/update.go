@@ -45,11 +45,15 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		resolve := func(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]note.NameHit, error) {
 			return resolveNames(tx.WithContext(ctx), accountCUID, keys, now)
 		}
+		old := p
 		if err := apply(&p, names, resolve); err != nil {
 			return err
 		}
-		if err := checkPathFree(tx, p); err != nil {
-			return err
+		pathChanged := !samePath(old.Path, p.Path)
+		if pathChanged {
+			if err := checkPathFree(tx, p); err != nil {
+				return err
+			}
 		}
 		next, err := toRow(p)
 		if err != nil {
@@ -59,8 +63,10 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		if err := tx.Select("*").Updates(&next).Error; err != nil {
 			return err
 		}
-		if err := writeNames(tx, p); err != nil {
-			return err
+		if pathChanged || namesStale(old, p, row.NamesVersion) {
+			if err := writeNames(tx, p); err != nil {
+				return err
+			}
 		}
 		if len(images) > 0 {
 			if err := settle(tx, reservation); err != nil {
