@@ -46,6 +46,13 @@ func TestPathsAreCheckedAndUniquePerAccount(t *testing.T) {
 		s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + second, Token: acc.Token,
 			JSON: map[string]any{"path": "Garden/Plan.md"}}).Expect(t, 200, "")
 
+		// A version keeps the path its note had then.
+		var v struct{ Path *string }
+		s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + second + "/versions/1", Token: acc.Token}).Expect(t, 200, "").Decode(t, &v)
+		if v.Path == nil || *v.Path != "Garden/Other.md" {
+			t.Errorf("version 1's path %v, want Garden/Other.md (before the move)", v.Path)
+		}
+
 		// The owner sees the path and a title from it; the public sees the title only.
 		var owner struct {
 			Title, Path *string
