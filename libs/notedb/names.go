@@ -32,6 +32,11 @@ func writeNames(tx *gorm.DB, p note.Publication) error {
 	if err := tx.Where("publication_cuid = ?", p.CUID).Delete(&nameRow{}).Error; err != nil {
 		return err
 	}
+	return insertNames(tx, p)
+}
+
+// insertNames writes p's rows of the link index, which has none of p's yet.
+func insertNames(tx *gorm.DB, p note.Publication) error {
 	names := p.Names()
 	if p.Unpublished || len(names) == 0 {
 		return nil
