@@ -120,19 +120,38 @@ func TestMathHasATimeBudget(t *testing.T) {
 	}
 }
 
-var update = flag.Bool("update", false, "rewrite testdata/obsidian.html from the renderer's output")
+var update = flag.Bool("update", false, "rewrite testdata/*.html from the renderer's output")
 
-// TestVersionChangesWithTheOutput holds the fixture's HTML in testdata/obsidian.html,
+// TestVersionChangesWithTheOutput holds the HTML of each fixture testdata/NAME.md (the
+// note of every Obsidian construct, and one note per construct) in testdata/NAME.html,
 // headed by the Version that rendered it: HTML that changes under the same Version would
 // leave stored renders stale for good (they are re-rendered only when Version changes).
-// After a change to the renderer's output, bump Version; after that or a change to the
+// After a change to the renderer's output, bump Version; after that or a change to a
 // fixture, run `go test ./libs/render -update`.
 func TestVersionChangesWithTheOutput(t *testing.T) {
+	fixtures, err := filepath.Glob(filepath.Join("testdata", "*.md"))
+	if err != nil || len(fixtures) == 0 {
+		t.Fatalf("no fixtures: %v", err)
+	}
+	for _, path := range fixtures {
+		t.Run(strings.TrimSuffix(filepath.Base(path), ".md"), func(t *testing.T) {
+			src, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGolden(t, string(src), strings.TrimSuffix(path, ".md")+".html")
+		})
+	}
+}
+
+// checkGolden renders src and compares its HTML, its links resolved by resolveLinked,
+// with the golden file path.
+func checkGolden(t *testing.T, src, path string) {
 	var res render.Result
 	var err error
 	// The first render of a process also compiles KaTeX and fills the pool of runtimes.
 	for range 2 {
-		if res, err = render.Markdown(context.Background(), obsidianFixture, render.Options{}); err != nil {
+		if res, err = render.Markdown(context.Background(), src, render.Options{}); err != nil {
 			t.Fatal(err)
 		}
 		res.HTML = []byte(resolveLinked(res))
@@ -141,7 +160,6 @@ func TestVersionChangesWithTheOutput(t *testing.T) {
 		t.Fatalf("the fixture rendered with fallbacks %+v (a machine too busy for the math budget?)", res.Fallbacks)
 	}
 	got := fmt.Sprintf("<!-- render.Version %d -->\n%s", render.Version, res.HTML)
-	path := filepath.Join("testdata", "obsidian.html")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)
@@ -156,8 +174,8 @@ func TestVersionChangesWithTheOutput(t *testing.T) {
 	switch {
 	case got == string(want):
 	case gotVersion == wantVersion:
-		t.Errorf("the fixture renders differently under the same %s: if the renderer changed, bump render.Version; then run with -update", gotVersion)
+		t.Errorf("%s renders differently under the same %s: if the renderer changed, bump render.Version; then run with -update", path, gotVersion)
 	default:
-		t.Errorf("%s renders the fixture differently from %s: run with -update (and review the diff)", gotVersion, wantVersion)
+		t.Errorf("%s: %s renders it differently from %s: run with -update (and review the diff)", path, gotVersion, wantVersion)
 	}
 }
