@@ -19,7 +19,8 @@ func (Renderer) Render(ctx context.Context, tenant, markdown string) (note.Rende
 	if err != nil {
 		return note.Rendered{}, err
 	}
-	out := note.Rendered{HTML: string(r.HTML), Fallbacks: make([]note.Fallback, len(r.Fallbacks)), Miss: misses[r.Miss]}
+	out := note.Rendered{HTML: string(r.HTML), Fallbacks: make([]note.Fallback, len(r.Fallbacks)), Miss: misses[r.Miss],
+		References: r.References}
 	for i, f := range r.Fallbacks {
 		out.Fallbacks[i] = note.Fallback{Ref: f.Ref, Reason: f.Reason}
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/render"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
@@ -142,7 +143,8 @@ func (r *fakeRenderer) Render(_ context.Context, _, markdown string) (note.Rende
 		links.List = append(links.List, note.Link{Target: title, Fragment: frag})
 		return fmt.Sprintf("{{%s:%d}}", links.Nonce, len(links.List)-1)
 	})
-	return note.Rendered{HTML: fmt.Sprintf(`<p data-v="%d">%s</p>`, r.version, html), Links: links}, nil
+	return note.Rendered{HTML: fmt.Sprintf(`<p data-v="%d">%s</p>`, r.version, html), Links: links,
+		References: render.References(markdown)}, nil
 }
 
 // ResolveLinks makes link i an anchor to urls[i], or its title as text where urls[i] is "".

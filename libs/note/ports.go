@@ -3,6 +3,8 @@ package note
 import (
 	"context"
 	"time"
+
+	"github.com/sharenote/sharenote/libs/render"
 )
 
 // Storer is what the use cases need from storage; notedb implements it.
@@ -102,6 +104,9 @@ type Rendered struct {
 	Outline string
 	// Miss is why the note was shown whole as plain text, when the reason may pass.
 	Miss Miss
+	// References are the note's references (render.References) as the render's parse
+	// found them; nil when it has none or was not parsed (a Miss).
+	References []render.Reference
 }
 
 // Miss says why a render showed a note whole as plain text for now.

@@ -50,13 +50,14 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	for i, img := range images {
 		names[i] = img.Filename
 	}
-	if err := c.setContent(&p, d.Content, d.Properties, d.Title != nil, names); err != nil {
+	written, err := c.setContent(&p, d.Content, d.Properties, d.Title != nil, names)
+	if err != nil {
 		return Publication{}, err
 	}
 	if err := checkSize(&p); err != nil {
 		return Publication{}, err
 	}
-	if err := c.render(ctx, &p, c.store.ResolveNames, causePublish); err != nil {
+	if err := c.render(ctx, &p, &written, c.store.ResolveNames, causePublish); err != nil {
 		return Publication{}, err
 	}
 	p.ETag = newETag()
@@ -77,11 +78,12 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 // setContent parses content's frontmatter into p: the body without it, the properties
 // (request properties merged over the frontmatter's) and, unless the request had a title,
 // a frontmatter title. Wikilinks to images named in images become their URLs. Without
-// frontmatter or request properties, p keeps its properties.
-func (c *Core) setContent(p *Publication, content string, props map[string]any, hasTitle bool, images []string) error {
+// frontmatter or request properties, p keeps its properties. It returns the body as
+// written, for the warnings of its references.
+func (c *Core) setContent(p *Publication, content string, props map[string]any, hasTitle bool, images []string) (written, error) {
 	fm, body, err := SplitFrontmatter(content)
 	if err != nil {
-		return err
+		return written{}, err
 	}
 	if fm != nil || props != nil {
 		merged := make(map[string]any, len(fm)+len(props))
@@ -92,14 +94,35 @@ func (c *Core) setContent(p *Publication, content string, props map[string]any, 
 	if t, ok := fm["title"].(string); ok && !hasTitle {
 		p.Title = &t
 	}
-	urls := make(map[string]string, len(images))
+	w := written{body: body, urls: make(map[string]string, len(images))}
 	for _, name := range images {
-		urls[name] = routes.ImageRead.URL(c.publicURL, p.AccountCUID, p.CUID, name)
+		w.urls[name] = routes.ImageRead.URL(c.publicURL, p.AccountCUID, p.CUID, name)
 	}
-	refs := render.References(body)
-	p.Content = replaceImageLinks(body, refs, urls)
-	p.Warnings = append(p.Warnings, referenceWarnings(refs, body, urls)...)
-	return nil
+	p.Content = body
+	if len(w.urls) > 0 {
+		w.refs = render.References(body)
+		p.Content = replaceImageLinks(body, w.refs, w.urls)
+	}
+	return w, nil
+}
+
+// written is a note's body as its author wrote it, before its image references became
+// URLs.
+type written struct {
+	body string
+	urls map[string]string // the note's images' URLs by name
+	// refs are the body's references, found when it has images (their references are
+	// rewritten); without images the body is the content, and the render finds them.
+	refs []render.Reference
+}
+
+// warnings are the warnings of the files w references (referenceWarnings), refs being
+// the references of the content's render.
+func (w *written) warnings(rendered []render.Reference) []Warning {
+	if len(w.urls) == 0 {
+		w.refs = rendered
+	}
+	return referenceWarnings(w.refs, w.body, w.urls)
 }
 
 // checkSize enforces MaxNoteBytes on the stored note data, and refuses text no text

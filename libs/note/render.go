@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/sharenote/sharenote/libs/render"
 )
 
 // A note's render depends on that note only (docs/api.md "Rendering"):
@@ -40,11 +42,12 @@ const (
 )
 
 // render renders p's content into p's HTML, RenderVersion, RenderID, Links and render
-// tries, and turns the blocks shown as plain text and the links that lead nowhere (found
-// through resolve) into warnings. A render shown whole as text for a reason that may pass
+// tries, and turns the blocks shown as plain text, the files that w (the content as
+// written; nil in the background) names and the page cannot show, and the links that
+// lead nowhere (found through resolve) into warnings. A render shown whole as text for a reason that may pass
 // is stored for now only (RenderVersion 0), unless the note missed its own time bound
 // before: then the text is its render.
-func (c *Core) render(ctx context.Context, p *Publication, resolve ResolveNames, cause string) error {
+func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve ResolveNames, cause string) error {
 	if c.renderer == nil {
 		return nil
 	}
@@ -77,9 +80,14 @@ func (c *Core) render(ctx context.Context, p *Publication, resolve ResolveNames,
 		}
 		p.Warnings = append(p.Warnings, Warning{Code: WarnRenderFallback, Ref: f.Ref, Message: msg})
 	}
-	if cause == causeBackground {
+	if w == nil {
 		return nil
 	}
+	refs := r.References
+	if r.Miss != MissNone {
+		refs = render.References(p.Content) // the render did not parse it
+	}
+	p.Warnings = append(p.Warnings, w.warnings(refs)...)
 	return c.warnUnknownLinks(ctx, p, resolve)
 }
 
@@ -124,7 +132,7 @@ func (c *Core) renderAgain(ctx context.Context, cuid string) error {
 		return err
 	}
 	p := v.Publication
-	if err := c.render(ctx, &p, nil, causeBackground); err != nil {
+	if err := c.render(ctx, &p, nil, nil, causeBackground); err != nil {
 		return err
 	}
 	if p.RenderVersion == 0 && v.RenderVersion > 0 {

@@ -92,10 +92,13 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 			p.Properties = props
 		}
 	}
+	var w *written
 	if patch.Content != nil {
-		if err := c.setContent(p, *patch.Content, props, patch.Title.Set, images); err != nil {
+		content, err := c.setContent(p, *patch.Content, props, patch.Title.Set, images)
+		if err != nil {
 			return err
 		}
+		w = &content
 		p.RenderTries, p.RenderMisses = 0, 0
 	}
 	if patch.ShowProperties != nil {
@@ -112,8 +115,8 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 	if err := checkSize(p); err != nil {
 		return err
 	}
-	if patch.Content != nil {
-		return c.render(ctx, p, resolve, causeUpdate)
+	if w != nil {
+		return c.render(ctx, p, w, resolve, causeUpdate)
 	}
 	return nil
 }

@@ -60,6 +60,13 @@ func References(src string) []Reference {
 	source := []byte(src)
 	pc := parser.NewContext()
 	doc := markdown.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
+	return referencesIn(doc, source, pc)
+}
+
+// referencesIn returns the references of doc, parsed from source in pc, in document
+// order, at most maxReferences of them: References's scan, and the render's of the
+// document it renders.
+func referencesIn(doc ast.Node, source []byte, pc parser.Context) []Reference {
 	ends := linkEndsOf(pc)
 	var refs []Reference
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {

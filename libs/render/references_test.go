@@ -1,6 +1,7 @@
 package render_test
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
@@ -65,5 +66,16 @@ func TestReferencesAreBounded(t *testing.T) {
 	refs := render.References(strings.Repeat("[[a]] ", 20000))
 	if len(refs) != 1<<14 {
 		t.Errorf("%d references", len(refs))
+	}
+}
+
+// A render finds the references References finds, from its own parse: a publish parses
+// its note once.
+func TestARenderFindsTheReferences(t *testing.T) {
+	for _, src := range []string{obsidianFixture, "![[a.png|300]] [[Note#^id]] `[[code]]` [x](Folder/Note.md) ![](b.png)\n", "no references\n"} {
+		res := markdown(t, src)
+		if want := render.References(src); !reflect.DeepEqual(res.References, want) {
+			t.Errorf("the render found %+v, References %+v", res.References, want)
+		}
 	}
 }

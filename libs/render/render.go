@@ -45,6 +45,7 @@
 package render
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -117,6 +118,9 @@ type Result struct {
 	Outline Outline
 	// Miss is why the note was shown whole as text, when the reason may pass.
 	Miss Miss
+	// References are the note's references as References finds them, from the render's
+	// own parse; nil when the note has none, or was not parsed (MissBusy, MissDeadline).
+	References []Reference
 }
 
 // Reasons of fallbacks.
@@ -244,6 +248,10 @@ func render(ctx context.Context, src string) (Result, error) {
 	r := &run{ctx: ctx, max: MaxHTML(len(source)), budget: highlightBudget, code: map[*ast.FencedCodeBlock]*codeOutcome{},
 		lexers: map[string]chroma.Lexer{}, nonce: newNonce()}
 	r.links, r.linkIndex = collectLinks(doc)
+	var refs []Reference
+	if bytes.IndexByte(source, '[') >= 0 {
+		refs = referencesIn(doc, source, pc)
+	}
 
 	p, err := r.pass(source, doc, nil, false)
 	if err == nil && len(p.HTML) > r.max {
@@ -268,7 +276,7 @@ func render(ctx context.Context, src string) (Result, error) {
 		for _, f := range append(failed, left...) {
 			last.fallback(f.Ref, f.Reason)
 		}
-		p.Fallbacks, p.Links, p.Outline = last.fallbacks, r.links, *outlineOf(pc)
+		p.Fallbacks, p.Links, p.Outline, p.References = last.fallbacks, r.links, *outlineOf(pc), refs
 		if len(r.links) > 0 {
 			p.Nonce = r.nonce
 		}
@@ -276,7 +284,9 @@ func render(ctx context.Context, src string) (Result, error) {
 	case err != nil && !errors.Is(err, errTooLarge):
 		return Result{}, err
 	}
-	return whole(src, reasonLarge), nil
+	res := whole(src, reasonLarge)
+	res.References = refs
+	return res, nil
 }
 
 // errTooLarge stops a pass whose output exceeds its cap.
