@@ -14,8 +14,12 @@ type Renderer struct{}
 var _ note.Renderer = Renderer{}
 
 // Render implements note.Renderer.
-func (Renderer) Render(ctx context.Context, tenant, markdown string) (note.Rendered, error) {
-	r, err := render.Markdown(ctx, markdown, render.Options{Tenant: tenant})
+func (Renderer) Render(ctx context.Context, tenant, markdown string, parsed func(note.Links)) (note.Rendered, error) {
+	opts := render.Options{Tenant: tenant}
+	if parsed != nil {
+		opts.Parsed = func(links []render.Link) { parsed(noteLinks(links, "")) }
+	}
+	r, err := render.Markdown(ctx, markdown, opts)
 	if err != nil {
 		return note.Rendered{}, err
 	}
@@ -25,10 +29,7 @@ func (Renderer) Render(ctx context.Context, tenant, markdown string) (note.Rende
 		out.Fallbacks[i] = note.Fallback{Ref: f.Ref, Reason: f.Reason}
 	}
 	if len(r.Links) > 0 {
-		out.Links = note.Links{Nonce: r.Nonce, List: make([]note.Link, len(r.Links))}
-		for i, l := range r.Links {
-			out.Links.List[i] = note.Link{Target: l.Target, Fragment: l.Fragment}
-		}
+		out.Links = noteLinks(r.Links, r.Nonce)
 	}
 	if len(r.Outline.Headings) > 0 || len(r.Outline.Blocks) > 0 {
 		b, err := json.Marshal(r.Outline)
@@ -38,6 +39,15 @@ func (Renderer) Render(ctx context.Context, tenant, markdown string) (note.Rende
 		out.Outline = string(b)
 	}
 	return out, nil
+}
+
+// noteLinks are a render's links, whose placeholders have nonce, as the domain's.
+func noteLinks(links []render.Link, nonce string) note.Links {
+	out := note.Links{Nonce: nonce, List: make([]note.Link, len(links))}
+	for i, l := range links {
+		out.List[i] = note.Link{Target: l.Target, Fragment: l.Fragment}
+	}
+	return out
 }
 
 // misses translates the renderer's misses into the domain's.

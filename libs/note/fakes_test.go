@@ -118,7 +118,7 @@ type fakeRenderer struct {
 
 var fakeLink = regexp.MustCompile(`\[\[([^\[\]\n]+)\]\]`)
 
-func (r *fakeRenderer) Render(_ context.Context, _, markdown string) (note.Rendered, error) {
+func (r *fakeRenderer) Render(_ context.Context, _, markdown string, parsed func(note.Links)) (note.Rendered, error) {
 	r.mu.Lock()
 	during := r.during
 	r.during = nil
@@ -143,6 +143,9 @@ func (r *fakeRenderer) Render(_ context.Context, _, markdown string) (note.Rende
 		links.List = append(links.List, note.Link{Target: title, Fragment: frag})
 		return fmt.Sprintf("{{%s:%d}}", links.Nonce, len(links.List)-1)
 	})
+	if parsed != nil && len(links.List) > 0 {
+		parsed(links)
+	}
 	return note.Rendered{HTML: fmt.Sprintf(`<p data-v="%d">%s</p>`, r.version, html), Links: links,
 		References: render.References(markdown)}, nil
 }

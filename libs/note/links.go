@@ -84,9 +84,9 @@ func deref(s *string) string {
 }
 
 // warnUnknownLinks warns of p's note links that name none of its author's active
-// publications, found through resolve: one warning per target as written.
-func (c *Core) warnUnknownLinks(ctx context.Context, p *Publication, resolve ResolveNames) error {
-	targets, err := c.resolveLinks(ctx, p.AccountCUID, deref(p.Path), p.Links, resolve)
+// publications, as look finds them: one warning per target as written.
+func (c *Core) warnUnknownLinks(p *Publication, look *linkLookup) error {
+	targets, err := look.targets(p.Links)
 	if err != nil {
 		return err
 	}

@@ -80,8 +80,10 @@ type Storer interface {
 // implements it.
 type Renderer interface {
 	// Render renders markdown for tenant (an account; renders wait for a slot in a queue
-	// that is fair between tenants). Its note links are left as placeholders.
-	Render(ctx context.Context, tenant, markdown string) (Rendered, error)
+	// that is fair between tenants). Its note links are left as placeholders. parsed,
+	// when not nil, is called with them as soon as they are known (before Render
+	// returns, or never); it does not block.
+	Render(ctx context.Context, tenant, markdown string, parsed func(Links)) (Rendered, error)
 	// ResolveLinks returns html, a render with links, with link i leading to urls[i] (a
 	// whole href), or shown as text where urls[i] is "".
 	ResolveLinks(html string, links Links, urls []string) string

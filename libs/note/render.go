@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/sharenote/sharenote/libs/render"
@@ -55,7 +56,15 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve R
 	if cause == causeBackground {
 		tenant = backgroundTenant
 	}
-	r, err := c.renderer.Render(ctx, tenant, p.Content)
+	var look *linkLookup
+	var parsed func(Links)
+	if w != nil {
+		// The render's parse finds the links: they are looked up while it goes on.
+		look = &linkLookup{c: c, ctx: ctx, account: p.AccountCUID, from: deref(p.Path), resolve: resolve}
+		parsed = look.start
+		defer look.close()
+	}
+	r, err := c.renderer.Render(ctx, tenant, p.Content, parsed)
 	if err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
@@ -88,7 +97,63 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve R
 		refs = render.References(p.Content) // the render did not parse it
 	}
 	p.Warnings = append(p.Warnings, w.warnings(refs)...)
-	return c.warnUnknownLinks(ctx, p, resolve)
+	return c.warnUnknownLinks(p, look)
+}
+
+// linkLookup looks up a note's links while the note is rendered: the render calls start
+// once it has parsed the note, and targets returns what the lookup found, for the links
+// the render ended with.
+type linkLookup struct {
+	c       *Core
+	ctx     context.Context
+	account string
+	from    string // the note's path
+	resolve ResolveNames
+
+	mu     sync.Mutex
+	closed bool          // start does nothing any more
+	done   chan struct{} // closed when the lookup has ended; nil until it starts
+	links  Links         // what it looks up
+	found  []NameHit
+	err    error
+}
+
+// start looks up links in the background, unless a lookup started or ended before.
+func (l *linkLookup) start(links Links) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.done != nil {
+		return
+	}
+	l.links, l.done = links, make(chan struct{})
+	go func() {
+		defer close(l.done)
+		l.found, l.err = l.c.resolveLinks(l.ctx, l.account, l.from, links, l.resolve)
+	}()
+}
+
+// targets returns the publications links name (see resolveLinks): what the lookup
+// found when it looked up the same links, else a lookup now.
+func (l *linkLookup) targets(links Links) ([]NameHit, error) {
+	if l.close() && slices.Equal(l.links.List, links.List) {
+		return l.found, l.err
+	}
+	return l.c.resolveLinks(l.ctx, l.account, l.from, links, l.resolve)
+}
+
+// close ends the lookup's life: a later start does nothing, and a started lookup is
+// waited for (a lookup within a store transaction ends before it does). It reports
+// whether one had started.
+func (l *linkLookup) close() bool {
+	l.mu.Lock()
+	l.closed = true
+	done := l.done
+	l.mu.Unlock()
+	if done == nil {
+		return false
+	}
+	<-done
+	return true
 }
 
 // retryAfter is the wait before the background renders a note again after its tries-th

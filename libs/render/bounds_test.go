@@ -23,7 +23,7 @@ func TestBoundsLeaveEverydayMarkdownAlone(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := render(context.Background(), tt.src+"\n[^1]: note\n")
+			res, err := render(context.Background(), tt.src+"\n[^1]: note\n", nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -53,7 +53,7 @@ func TestConstructsOverTheBoundsAreTextAndReported(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := render(context.Background(), tt.src)
+			res, err := render(context.Background(), tt.src, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,7 +80,7 @@ func TestEveryContainerNestedDeepRenders(t *testing.T) {
 				prefix + "a\n" + prefix + "b\nlazy\n\n" + prefix + "- c\n",
 				indented.String(),
 			} {
-				if _, err := render(context.Background(), src); err != nil {
+				if _, err := render(context.Background(), src, nil); err != nil {
 					t.Errorf("%q then %q: %v", a, b, err)
 				}
 			}

@@ -56,7 +56,7 @@ func renderTime(tb testing.TB, src string, n int) time.Duration {
 	best := time.Duration(1<<63 - 1)
 	for range n {
 		began := threadTime(tb)
-		if _, err := render(context.Background(), src); err != nil {
+		if _, err := render(context.Background(), src, nil); err != nil {
 			tb.Fatal(err)
 		}
 		best = min(best, threadTime(tb)-began)
@@ -123,7 +123,7 @@ func batchTime(tb testing.TB, src string, n int) time.Duration {
 	tb.Helper()
 	began := threadTime(tb)
 	for range n {
-		if _, err := render(context.Background(), src); err != nil {
+		if _, err := render(context.Background(), src, nil); err != nil {
 			tb.Fatal(err)
 		}
 	}
@@ -173,7 +173,7 @@ func BenchmarkShapes(b *testing.B) {
 				b.SetBytes(int64(len(src)))
 				began := cpuTime(b)
 				for b.Loop() {
-					if _, err := render(context.Background(), src); err != nil {
+					if _, err := render(context.Background(), src, nil); err != nil {
 						b.Fatal(err)
 					}
 				}

@@ -89,6 +89,11 @@ type Fallback struct {
 type Options struct {
 	// Tenant names whose render it is (an account), for the fair queue of renders.
 	Tenant string
+	// Parsed, when set, is called with the note's links (Result.Links) once the note is
+	// parsed, before its HTML is made, so that the caller can look them up meanwhile. It
+	// must not block. It is not called for a note not parsed in time, and may be called
+	// after Markdown returned, for one that missed noteDeadline.
+	Parsed func([]Link)
 }
 
 // Miss says whether a note was shown whole as text for a reason that may pass.
@@ -221,7 +226,7 @@ func Markdown(ctx context.Context, src string, opts Options) (Result, error) {
 				done <- outcome{err: fmt.Errorf("render markdown: panic: %v", p)}
 			}
 		}()
-		res, err := render(rctx, src)
+		res, err := render(rctx, src, opts.Parsed)
 		done <- outcome{res, err}
 	}()
 	deadline := time.NewTimer(noteDeadline)
@@ -241,13 +246,16 @@ func Markdown(ctx context.Context, src string, opts Options) (Result, error) {
 // render parses src once and renders it in up to three passes, each giving up more
 // highlighting, until the sanitized HTML fits the cap; failing that the note is shown
 // whole as preformatted text.
-func render(ctx context.Context, src string) (Result, error) {
+func render(ctx context.Context, src string, parsed func([]Link)) (Result, error) {
 	source := []byte(src)
 	pc := parser.NewContext()
 	doc := markdown.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
 	r := &run{ctx: ctx, max: MaxHTML(len(source)), budget: highlightBudget, code: map[*ast.FencedCodeBlock]*codeOutcome{},
 		lexers: map[string]chroma.Lexer{}, nonce: newNonce()}
 	r.links, r.linkIndex = collectLinks(doc)
+	if parsed != nil && len(r.links) > 0 {
+		parsed(r.links)
+	}
 	var refs []Reference
 	if bytes.IndexByte(source, '[') >= 0 {
 		refs = referencesIn(doc, source, pc)
