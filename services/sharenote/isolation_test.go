@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/render"
 	"github.com/sharenote/sharenote/libs/testkit"
@@ -142,43 +143,9 @@ func TestARetitleIsOneMessageAndEveryLinkingPageFollows(t *testing.T) {
 	target := publishJSON(t, s1, author.Token, map[string]any{"title": "Old name", "content": "The target."})
 	first := publishJSON(t, s1, author.Token, map[string]any{"title": "Linker", "content": "See [[New name]]."})
 	const linkers = 5000
-	gdb := testkit.OpenDB(t, b)
-	// The other 4,999 are copies of the first, made by SQL.
-	if err := gdb.Exec(`INSERT INTO publications (cuid, account_cuid, title, summary, content, properties, show_properties, expires_at,
-		unpublished, next_version, created_ms, created_at, updated_at, html, render_version, render_id, render_links, etag, names_version)
-		SELECT 'z' || substr(md5(random()::text || g), 1, 23), account_cuid, title, summary, content, properties, show_properties, expires_at,
-		unpublished, next_version, created_ms, created_at, updated_at, html, render_version, render_id, render_links, etag, names_version
-		FROM publications, generate_series(2, ?) AS g WHERE cuid = ?`, linkers, first).Error; err != nil {
-		t.Fatal(err)
-	}
-	// With their rows of the link index, as the first has them.
-	if err := gdb.Exec(`INSERT INTO note_names (publication_cuid, account_cuid, kind, key, path, created_ms, expires_at)
-		SELECT p.cuid, n.account_cuid, n.kind, n.key, n.path, n.created_ms, n.expires_at FROM publications p JOIN note_names n ON n.publication_cuid = ?
-		WHERE p.title = 'Linker' AND p.cuid <> ?`, first, first).Error; err != nil {
-		t.Fatal(err)
-	}
-	var cuids []string
-	if err := gdb.Raw("SELECT cuid FROM publications WHERE title = 'Linker'").Scan(&cuids).Error; err != nil || len(cuids) != linkers {
-		t.Fatalf("%d linkers (%v)", len(cuids), err)
-	}
+	cuids := copyNote(t, testkit.OpenDB(t, b), first, "Linker", linkers)
 	unlinked, linked := `<span class="wikilink unresolved">New name</span>`, `<a class="wikilink" href="`+s2.URL+"/s/"+target+`">New name</a>`
-	pages := func(s *testkit.Server, want string) (wrong int) {
-		var n atomic.Int64
-		var wg sync.WaitGroup
-		for w := range 8 {
-			wg.Go(func() {
-				for i := w; i < len(cuids); i += 8 {
-					from := map[string]string{"X-Forwarded-For": fmt.Sprintf("198.51.%d.%d", i/256, i%256)}
-					if !strings.Contains(string(s.Do(t, testkit.Request{Method: "GET", Path: "/s/" + cuids[i], Header: from}).Expect(t, 200, "").Body), want) {
-						n.Add(1)
-					}
-				}
-			})
-		}
-		wg.Wait()
-		return int(n.Load())
-	}
-	if wrong := pages(s2, unlinked); wrong != 0 { // and now the second replica caches them
+	if wrong := pagesLacking(t, s2, cuids, unlinked); wrong != 0 { // and now the second replica caches them
 		t.Fatalf("%d linking pages not unlinked before the retitle", wrong)
 	}
 	victim := publishJSON(t, s1, other.Token, map[string]any{"content": "Another account's note."})
@@ -220,7 +187,7 @@ func TestARetitleIsOneMessageAndEveryLinkingPageFollows(t *testing.T) {
 	s1.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + target, Token: author.Token, JSON: map[string]any{"title": "New name"}}).Expect(t, 200, "")
 	wg.Wait()
 	time.Sleep(time.Second - time.Since(began))
-	if wrong := pages(s2, linked); wrong != 0 {
+	if wrong := pagesLacking(t, s2, cuids, linked); wrong != 0 {
 		t.Errorf("%d of %d linking pages on the second replica do not lead to the retitled note a second after", wrong, linkers)
 	}
 	if n := authorMessages.Load(); n != 1 {
@@ -257,4 +224,46 @@ func TestTwoQuickRetitlesLeaveTheLinkingNotesLinked(t *testing.T) {
 			}
 		}
 	})
+}
+
+// copyNote makes n-1 copies of the publication cuid, titled title, with its rows of the
+// link index, by SQL, and returns the cuids of the n publications titled title.
+func copyNote(t testing.TB, gdb *gorm.DB, cuid, title string, n int) []string {
+	t.Helper()
+	if err := gdb.Exec(`INSERT INTO publications (cuid, account_cuid, title, summary, content, properties, show_properties, expires_at,
+		unpublished, next_version, created_ms, created_at, updated_at, html, render_version, render_id, render_links, etag, names_version)
+		SELECT 'z' || substr(md5(random()::text || g), 1, 23), account_cuid, title, summary, content, properties, show_properties, expires_at,
+		unpublished, next_version, created_ms, created_at, updated_at, html, render_version, render_id, render_links, etag, names_version
+		FROM publications, generate_series(2, ?) AS g WHERE cuid = ?`, n, cuid).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := gdb.Exec(`INSERT INTO note_names (publication_cuid, account_cuid, kind, key, path, created_ms, expires_at)
+		SELECT p.cuid, n.account_cuid, n.kind, n.key, n.path, n.created_ms, n.expires_at FROM publications p JOIN note_names n ON n.publication_cuid = ?
+		WHERE p.title = ? AND p.cuid <> ?`, cuid, title, cuid).Error; err != nil {
+		t.Fatal(err)
+	}
+	var cuids []string
+	if err := gdb.Raw("SELECT cuid FROM publications WHERE title = ?", title).Scan(&cuids).Error; err != nil || len(cuids) != n {
+		t.Fatalf("%d copies of %s (%v)", len(cuids), title, err)
+	}
+	return cuids
+}
+
+// pagesLacking reads the pages of cuids from s, 8 at a time, each from an address of its
+// own, and returns how many lack want.
+func pagesLacking(t testing.TB, s *testkit.Server, cuids []string, want string) int {
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := w; i < len(cuids); i += 8 {
+				from := map[string]string{"X-Forwarded-For": fmt.Sprintf("198.51.%d.%d", i/256, i%256)}
+				if !strings.Contains(string(s.Do(t, testkit.Request{Method: "GET", Path: "/s/" + cuids[i], Header: from}).Expect(t, 200, "").Body), want) {
+					n.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return int(n.Load())
 }

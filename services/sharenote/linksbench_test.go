@@ -5,6 +5,7 @@ package sharenote_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -78,4 +79,41 @@ func benchLinks(t *testing.T, cfg benchConfig, rep *report) {
 		goal: ptr(atMost(2, "× no links"))})
 	rep.note("publish with links: %v per publish with 200 links to the author's notes (10,000 with paths), %v with the same words unlinked",
 		with.Round(time.Microsecond), without.Round(time.Microsecond))
+}
+
+// renameLinkers is how many notes link to the note the rename bench renames.
+const renameLinkers = 1000
+
+// benchRename renames a note that 1,000 notes link to (a new path, as a moved file) and
+// reports how long until the linking pages on a second replica, which had them all
+// cached with the link as text, lead to it: until 8 of them, read over and over, all do;
+// then every one of the 1,000 must.
+func benchRename(t *testing.T, rep *report) {
+	s1, b := startLoadServer(t)
+	s2 := start(t, b, testkit.WithEnv("SHARE_TRUSTED_PROXIES", "127.0.0.1/32"), testkit.WithLogs(io.Discard))
+	acc := s1.NewAccount(t, "vault")
+	target := publishJSON(t, s1, acc.Token, map[string]any{"path": "Drafts/Old name.md", "content": "The target."})
+	first := publishJSON(t, s1, acc.Token, map[string]any{"title": "Linker", "content": "See [[New name]]."})
+	cuids := copyNote(t, testkit.OpenDB(t, b), first, "Linker", renameLinkers)
+	unlinked, linked := `<span class="wikilink unresolved">New name</span>`, `<a class="wikilink" href="`+s2.URL+"/s/"+target+`">New name</a>`
+	if wrong := pagesLacking(t, s2, cuids, unlinked); wrong != 0 { // and now the second replica caches them
+		t.Fatalf("%d linking pages not unlinked before the rename", wrong)
+	}
+	began := time.Now()
+	s1.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + target, Token: acc.Token, JSON: map[string]any{"path": "Drafts/New name.md"}}).Expect(t, 200, "")
+	sample := make([]string, 8)
+	for i := range sample {
+		sample[i] = cuids[i*len(cuids)/len(sample)]
+	}
+	for pagesLacking(t, s2, sample, linked) > 0 {
+		if time.Since(began) > 10*time.Second {
+			t.Fatalf("linking pages on the second replica still not following the rename after %v", time.Since(began).Round(time.Millisecond))
+		}
+	}
+	took := time.Since(began)
+	if wrong := pagesLacking(t, s2, cuids, linked); wrong != 0 {
+		t.Errorf("%d of %d linking pages on the second replica do not follow the rename", wrong, len(cuids))
+	}
+	rep.add(row{name: "rename, 1,000 linking pages on replica 2", latencyOnly: true, ratio: took.Seconds(), goal: ptr(atMost(1, "s"))})
+	rep.note("rename: all %d linking pages on the second replica led to the renamed note %v after its PATCH", renameLinkers, took.Round(time.Millisecond))
 }

@@ -235,6 +235,7 @@ func TestLoadBenchAllInOne(t *testing.T) {
 	t.Run("publish", func(t *testing.T) { benchPublish(t, cfg, rep) })
 	t.Run("publish beside bombs", func(t *testing.T) { benchBombs(t, cfg, rep) })
 	t.Run("publish with links", func(t *testing.T) { benchLinks(t, cfg, rep) })
+	t.Run("rename", func(t *testing.T) { benchRename(t, rep) })
 	t.Run("upload memory", func(t *testing.T) { benchUploadMemory(t, rep) })
 	t.Run("scale", func(t *testing.T) {
 		if cfg.rows == 0 {
