@@ -15,7 +15,7 @@
 // (github.com/zkrebbekx/go-mermaid, github.com/bvolpato/mermaid-go-renderer, after the Rust
 // mermaid-rs-renderer) are young single-author projects with their own layout and text
 // metrics and a subset of Mermaid's diagram types, so a note would not look as it does in
-// Obsidian; docs/rendering.md has the survey and when to look again.
+// Obsidian; docs/api.md "Diagrams" has the survey and when to look again.
 package assets
 
 import (

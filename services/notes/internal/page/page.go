@@ -83,7 +83,7 @@ func Render(d Data) (Page, error) {
 // no frames, no forms, no plugins. A page with diagrams also runs the scripts of its own
 // origin that draw them, and allows inline styles: Mermaid writes a <style> element into
 // each SVG and style attributes onto its shapes, both made by script at run time, so no
-// hash can name them (docs/rendering.md "Diagrams").
+// hash can name them (docs/api.md "Diagrams").
 func policyFor(css string, diagrams bool) string {
 	sum := sha256.Sum256([]byte(css))
 	style := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
