@@ -15,7 +15,7 @@ BASE_IMAGE ?= gcr.io/distroless/static-debian12:nonroot
 
 include build/tools.mk
 
-.PHONY: help run test build lint bench fmt fuzz e2e chaos compose-smoke k8s-e2e images tidy clean
+.PHONY: help run test build lint bench fmt fuzz e2e chaos compose-smoke k8s-e2e images mermaid tidy clean
 
 ##@ Everyday
 
@@ -111,6 +111,9 @@ images: ## Build the one image, sharenote:<version> (and :latest), from services
 		-t sharenote:$(VERSION) -t sharenote:latest .
 
 ##@ Housekeeping
+
+mermaid: ## Fetch the pinned Mermaid build (npm) into services/notes/internal/assets/mermaid and check its sha256; PIN=1 re-pins.
+	PIN=$(PIN) build/fetch-mermaid.sh
 
 tidy: ## go mod tidy in every module.
 	@for m in $(MODULES); do (cd $$m && go mod tidy); done

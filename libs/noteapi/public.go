@@ -61,7 +61,7 @@ type Read struct {
 func (p *Public) Serve(c *gin.Context, r Read) {
 	enc := ""
 	if r.Compress {
-		enc = negotiate(c.GetHeader("Accept-Encoding"))
+		enc = Negotiate(c.GetHeader("Accept-Encoding"))
 	}
 	key := r.Route.Path + "\x00" + r.ID + "\x00"
 	e, ok := p.cache.Get(key + enc)
@@ -73,7 +73,7 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 		}
 		e = base
 		if enc != "" && !base.NotFound {
-			e = p.cache.Derive(key+enc, base, variantTag(base.ETag, enc), func(b *readcache.Entry) *readcache.Entry {
+			e = p.cache.Derive(key+enc, base, VariantTag(base.ETag, enc), func(b *readcache.Entry) *readcache.Entry {
 				return compress(b, enc)
 			})
 		}
@@ -95,7 +95,7 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	if e.Noindex {
 		h.Set("X-Robots-Tag", "noindex")
 	}
-	if etagMatches(c.GetHeader("If-None-Match"), e.ETag) {
+	if ETagMatches(c.GetHeader("If-None-Match"), e.ETag) {
 		c.Status(http.StatusNotModified)
 		return
 	}
@@ -142,14 +142,14 @@ func SettingsTag(v note.View) string {
 	return strings.Join([]string{s.Name, strconv.FormatBool(s.ShowAuthor), s.Theme, s.AccentColor, s.Font, strconv.FormatBool(s.Indexable)}, "\x00")
 }
 
-// variantTag is the validator of base's variant in encoding enc.
-func variantTag(base, enc string) string {
+// VariantTag is the validator of base's variant in encoding enc.
+func VariantTag(base, enc string) string {
 	return strings.TrimSuffix(base, `"`) + "-" + enc + `"`
 }
 
-// negotiate picks the content encoding for an Accept-Encoding header: brotli, else gzip,
+// Negotiate picks the content encoding for an Accept-Encoding header: brotli, else gzip,
 // else identity (""). A coding with q=0 is refused; "*" accepts both.
-func negotiate(header string) string {
+func Negotiate(header string) string {
 	if header == "" {
 		return ""
 	}
@@ -180,26 +180,31 @@ func negotiate(header string) string {
 	}
 }
 
-// compress returns base's variant in enc. Variants are made once per change of the
-// publication, so they use strong settings.
+// compress returns base's variant in enc.
 func compress(base *readcache.Entry, enc string) *readcache.Entry {
-	var buf bytes.Buffer
-	if enc == "br" {
-		w := brotli.NewWriterLevel(&buf, 6)
-		_, _ = w.Write(base.Body)
-		_ = w.Close()
-	} else {
-		w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		_, _ = w.Write(base.Body)
-		_ = w.Close()
-	}
 	e := *base
-	e.Body, e.Encoding, e.ETag = buf.Bytes(), enc, variantTag(base.ETag, enc)
+	e.Body, e.Encoding, e.ETag = Encode(base.Body, enc), enc, VariantTag(base.ETag, enc)
 	return &e
 }
 
-// etagMatches implements If-None-Match's weak comparison over a list of tags or "*".
-func etagMatches(header, etag string) bool {
+// Encode returns body in the content encoding enc, "br" or "gzip". Variants are made once
+// per change of what they encode (a publication, an asset), so they use strong settings.
+func Encode(body []byte, enc string) []byte {
+	var buf bytes.Buffer
+	if enc == "br" {
+		w := brotli.NewWriterLevel(&buf, 6)
+		_, _ = w.Write(body)
+		_ = w.Close()
+	} else {
+		w, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+		_, _ = w.Write(body)
+		_ = w.Close()
+	}
+	return buf.Bytes()
+}
+
+// ETagMatches implements If-None-Match's weak comparison over a list of tags or "*".
+func ETagMatches(header, etag string) bool {
 	if header == "" {
 		return false
 	}

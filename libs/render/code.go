@@ -74,6 +74,10 @@ func renderFencedCode(w util.BufWriter, source []byte, node ast.Node, entering b
 	s := w.(*sink)
 	n := node.(*ast.FencedCodeBlock)
 	language := n.Language(source)
+	if string(language) == mermaidLanguage {
+		writeDiagram(s, source, n)
+		return ast.WalkContinue, nil
+	}
 	var lexer chroma.Lexer
 	if language != nil {
 		lexer = s.lexer(string(language))
@@ -106,6 +110,31 @@ func renderFencedCode(w util.BufWriter, source []byte, node ast.Node, entering b
 	}
 	_, _ = s.WriteString("</code></pre>\n")
 	return ast.WalkContinue, nil
+}
+
+// mermaidLanguage is the info string of a Mermaid diagram's fence, as Obsidian reads it.
+const mermaidLanguage = "mermaid"
+
+// DiagramMarker opens each Mermaid diagram in the HTML: a block whose text is the
+// diagram's source, shown as preformatted text until a script of the page draws it (see
+// HasDiagram).
+const DiagramMarker = `<pre class="mermaid">`
+
+// writeDiagram writes Mermaid block n as DiagramMarker and its escaped source: the page
+// draws it in the reader's browser, so the render keeps it as text, not highlighted.
+func writeDiagram(s *sink, source []byte, n *ast.FencedCodeBlock) {
+	_, _ = s.WriteString(DiagramMarker)
+	for i := range n.Lines().Len() {
+		line := n.Lines().At(i)
+		gmhtml.DefaultWriter.RawWrite(s, line.Value(source))
+	}
+	_, _ = s.WriteString("</pre>\n")
+}
+
+// HasDiagram reports whether a note's HTML holds a Mermaid diagram, so that its page loads
+// the scripts that draw it and only then.
+func HasDiagram(html []byte) bool {
+	return bytes.Contains(html, []byte(DiagramMarker))
 }
 
 // Looking up a language chroma does not know by name matches it against the file

@@ -85,13 +85,16 @@ var (
 	OGImage         = &Route{"GET", "/api/og/:file", OGRenderer, Public, 0}
 	NotePage        = &Route{"GET", "/s/:cuid", Notes, Public, 0}
 	OpenAPIDocument = &Route{"GET", "/api/openapi.json", Notes, Public, 0}
+	// Asset serves the files pages load from the service's own origin (the diagram
+	// scripts), each under a name that changes with its content.
+	Asset = &Route{"GET", "/assets/:file", Notes, Public, 0}
 )
 
 // Table is the public HTTP surface: every route, once.
 var Table = []*Route{
 	AuthPublish, PublishCreate, NoteRead, NoteUpdate, NoteVersions, NoteVersion, NoteUnshare,
 	UserNotes, SettingsRead, SettingsReplace, SettingsUpdate, ImageRead, OGImage, NotePage,
-	OpenAPIDocument,
+	OpenAPIDocument, Asset,
 }
 
 // ParseTargets reads a comma list of target names (SHARE_TARGETS, `serve --target`):

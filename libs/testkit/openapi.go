@@ -43,9 +43,9 @@ var loadContract = sync.OnceValues(func() (*contract, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi router: %w", err)
 	}
-	// Binary and HTML bodies are validated as strings; kin-openapi decodes only JSON,
+	// Binary, HTML and script bodies are validated as strings; kin-openapi decodes only JSON,
 	// forms and plain text by itself. The registry is global, which suits tests.
-	for _, mt := range []string{"image/png", "image/jpeg", "image/gif", "image/webp", "text/html", "text/markdown"} {
+	for _, mt := range []string{"image/png", "image/jpeg", "image/gif", "image/webp", "text/html", "text/markdown", "text/javascript"} {
 		openapi3filter.RegisterBodyDecoder(mt, openapi3filter.FileBodyDecoder)
 	}
 	responses := doc.Components.Responses

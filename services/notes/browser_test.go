@@ -18,10 +18,13 @@ import (
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/gin-gonic/gin"
 
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/render"
+	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/services/notes/internal/assets"
 	notepage "github.com/sharenote/sharenote/services/notes/internal/page"
 )
 
@@ -40,12 +43,20 @@ var domProblems = func() string {
 	if err != nil {
 		panic(err)
 	}
+	scripts, err := json.Marshal(assets.DiagramScripts)
+	if err != nil {
+		panic(err)
+	}
 	return `(() => {
   const out = [];
   const inner = ` + string(inner) + `;
+  const scripts = ` + string(scripts) + `;
   const ours = e => (e.localName === 'math' || e.matches('.callout-title > svg.callout-icon:first-child')) &&
-    [...e.querySelectorAll('*')].every(c => inner[e.localName].includes(c.localName) && c.namespaceURI === e.namespaceURI);
-  for (const e of document.querySelectorAll('script,iframe,object,embed,svg,math,form,base,frame,template,noscript,video,audio')) {
+    [...e.querySelectorAll('*')].every(c => inner[e.localName].includes(c.localName) && c.namespaceURI === e.namespaceURI) ||
+    // The page's own diagram scripts, and the SVG they draw (whose elements are checked too).
+    e.localName === 'script' && e.parentElement === document.head && scripts.includes(e.getAttribute('src')) ||
+    e.localName === 'svg' && !!e.closest('div.mermaid-diagram');
+  for (const e of document.querySelectorAll('script,iframe,object,embed,svg,math,form,base,frame,template,noscript,video,audio,foreignObject')) {
     if (!ours(e)) out.push('<' + e.localName + '>');
   }
   for (const e of document.querySelectorAll('*')) for (const a of e.attributes) {
@@ -95,14 +106,16 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
-// visit loads url, lets late handlers (image errors, autofocus) fire, and returns what the
-// detector recorded and what the DOM holds that could run script.
+// visit loads url, lets late handlers (image errors, autofocus) fire and the page's
+// diagrams be drawn, and returns what the detector recorded and what the DOM holds that
+// could run script.
 func visit(t *testing.T, ctx context.Context, url string) (fired, problems []string) {
 	t.Helper()
 	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
 		t.Fatalf("navigate %s: %v", url, err)
 	}
 	time.Sleep(100 * time.Millisecond)
+	poll(t, ctx, diagramsSettled) // A diagram that Mermaid cannot draw stays text: the wait ends without failing.
 	fired, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__xss`))
 	if err != nil {
 		t.Fatal(err)
@@ -117,11 +130,15 @@ func visit(t *testing.T, ctx context.Context, url string) (fired, problems []str
 // TestBrowserRunsNoScriptFromNotes renders each payload of the corpus (as body, title,
 // summary, author and property) into a page served WITHOUT the Content-Security-Policy,
 // so that the sanitiser and the template alone must stop it, and checks in Chromium that
-// nothing ran. A positive control proves the detector sees script that does run.
+// nothing ran. The harness serves the diagram scripts too, so that Mermaid's strict mode
+// alone must stop the hostile diagrams. A positive control proves the detector sees
+// script that does run.
 func TestBrowserRunsNoScriptFromNotes(t *testing.T) {
 	ctx := browser(t)
 	corpus := xssCorpus(t)
-	harness := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	pages := gin.New()
+	pages.GET(routes.Asset.Path, assets.Serve)
+	pages.NoRoute(gin.WrapF(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		if r.URL.Path == "/control" {
 			_, _ = w.Write([]byte(`<!doctype html><img src="missing" onerror="alert('control')"><script>console.log('control')</script>`))
@@ -146,6 +163,7 @@ func TestBrowserRunsNoScriptFromNotes(t *testing.T) {
 		}
 		_, _ = w.Write(pg.HTML) // Deliberately no CSP.
 	}))
+	harness := httptest.NewServer(pages)
 	t.Cleanup(harness.Close)
 
 	fired, _ := visit(t, ctx, harness.URL+"/control")
@@ -196,7 +214,7 @@ func checkObsidianConstructs(t *testing.T, ctx context.Context, pageURL, linkedU
     hiddenShown: document.querySelector('details.callout-warning p')?.checkVisibility(),
     links: [...main.querySelectorAll('a.wikilink')].map(a => a.href + ' ' + a.textContent),
     unresolved: [...main.querySelectorAll('.wikilink.unresolved')].map(e => e.textContent).join('|'),
-    mermaid: !!main.querySelector('pre > code.language-mermaid'),
+    mermaid: !!main.querySelector('div.mermaid-diagram > svg') && !main.querySelector('pre.mermaid'),
     tasks: main.querySelectorAll('input[type=checkbox]').length,
     footnote: !!main.querySelector('a.footnote-ref') && !!main.querySelector('.footnotes li'),
     table: main.querySelectorAll('table td').length,

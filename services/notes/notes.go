@@ -1,5 +1,6 @@
 // Package notes is the notes service: reading, updating, versioning, listing and
-// unpublishing publications, the public note page, and the account's sharing settings.
+// unpublishing publications, the public note page and the scripts it loads, and the
+// account's sharing settings.
 package notes
 
 import (
@@ -10,6 +11,7 @@ import (
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/openapi"
 	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/services/notes/internal/assets"
 )
 
 // Target is the notes target.
@@ -33,6 +35,7 @@ func (a *api) handlers() app.Handlers {
 		routes.UserNotes:       a.ListNotes,
 		routes.NotePage:        a.Page,
 		routes.OpenAPIDocument: func(c *gin.Context) { c.Data(http.StatusOK, "application/json", openapi.JSON()) },
+		routes.Asset:           assets.Serve,
 		routes.SettingsRead:    a.GetSettings,
 		routes.SettingsReplace: a.ReplaceSettings,
 		routes.SettingsUpdate:  a.UpdateSettings,

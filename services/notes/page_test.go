@@ -17,6 +17,7 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/render/mathml"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/services/notes/internal/assets"
 )
 
 // typical is an ordinary note that uses every Markdown feature the page supports.
@@ -228,6 +229,13 @@ var (
 	generatedInner = map[string][]string{"svg": iconShapes, "math": mathml.Elements}
 )
 
+// diagramScript reports whether tok is one of the page's own diagram scripts: exactly a
+// src of assets.DiagramScripts and defer.
+func diagramScript(tok html.Token) bool {
+	return len(tok.Attr) == 2 && tok.Attr[0].Key == "src" && slices.Contains(assets.DiagramScripts, tok.Attr[0].Val) &&
+		tok.Attr[1] == html.Attribute{Key: "defer"}
+}
+
 // scriptable lists what in page could run script: elements, event handlers, scriptable
 // URLs and refresh redirects.
 func scriptable(page string) []string {
@@ -259,6 +267,7 @@ func scriptable(page string) []string {
 			if tt == html.StartTagToken {
 				inside = tok.Data
 			}
+		case tok.Data == "script" && diagramScript(tok):
 		case forbiddenElements[tok.Data]:
 			found = append(found, "<"+tok.Data+">")
 		}

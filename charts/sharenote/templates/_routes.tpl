@@ -18,6 +18,7 @@ target through these rules and that no rule is unused.
 - {path: /api/og, pathType: Prefix, target: og-renderer}
 - {path: /s, pathType: Prefix, target: notes}
 - {path: /api/openapi.json, pathType: Exact, target: notes}
+- {path: /assets, pathType: Prefix, target: notes}
 {{- end -}}
 
 {{/*

@@ -14,6 +14,7 @@ import (
 	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/sharenote/sharenote/libs/render"
+	"github.com/sharenote/sharenote/services/notes/internal/assets"
 )
 
 // Data is what a page shows.
@@ -28,7 +29,7 @@ type Data struct {
 	// changed.
 	Body       template.HTML
 	Properties map[string]any // nil or empty: no properties table.
-	Theme      string         // system, light or dark.
+	Theme      string         // system, light or dark; also <html data-theme>, which the diagram script reads.
 	Accent     string         // #rrggbb
 	Font       string         // sans, serif or mono.
 	URL        string         // The page's public URL.
@@ -59,26 +60,37 @@ func Render(d Data) (Page, error) {
 	if title == "" {
 		title = "Untitled note"
 	}
+	diagrams := render.HasDiagram([]byte(d.Body))
 	view := struct {
 		Data
 		DisplayTitle string
 		CSS          template.CSS
 		Props        []property
 		SiteName     string
-	}{d, title, template.CSS(css), properties(d.Properties, "title"), SiteName}
+		Scripts      []string
+	}{d, title, template.CSS(css), properties(d.Properties, "title"), SiteName, nil}
+	if diagrams {
+		view.Scripts = assets.DiagramScripts
+	}
 	var buf bytes.Buffer
 	if err := pageTemplate.Execute(&buf, view); err != nil {
 		return Page{}, fmt.Errorf("render page: %w", err)
 	}
-	return Page{HTML: buf.Bytes(), CSP: policyFor(css)}, nil
+	return Page{HTML: buf.Bytes(), CSP: policyFor(css, diagrams)}, nil
 }
 
 // policyFor allows exactly the page's one style block (by hash) and images; no script,
-// no frames, no forms, no plugins.
-func policyFor(css string) string {
+// no frames, no forms, no plugins. A page with diagrams also runs the scripts of its own
+// origin that draw them, and allows inline styles: Mermaid writes a <style> element into
+// each SVG and style attributes onto its shapes, both made by script at run time, so no
+// hash can name them (docs/api.md "Diagrams").
+func policyFor(css string, diagrams bool) string {
 	sum := sha256.Sum256([]byte(css))
-	return "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-		"'; img-src * data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+	style := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	if diagrams {
+		style = "script-src 'self'; style-src 'unsafe-inline'"
+	}
+	return "default-src 'none'; " + style + "; img-src * data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
 // NotFound is the small page answered for unknown, expired and unpublished notes.
@@ -95,7 +107,7 @@ var NotFound = func() Page {
 	}{template.CSS(css), SiteName}); err != nil {
 		panic(err)
 	}
-	return Page{HTML: buf.Bytes(), CSP: policyFor(css)}
+	return Page{HTML: buf.Bytes(), CSP: policyFor(css, false)}
 }()
 
 // property is one row of the properties table, its value already rendered.
@@ -170,7 +182,7 @@ var funcs = template.FuncMap{
 // X reads the title, description and image from the Open Graph tags when its own are
 // absent, so writing both would only say the same thing twice.
 var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!doctype html>
-<html lang="en">
+<html lang="en" data-theme="{{.Theme}}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -191,6 +203,9 @@ var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!doct
 <meta name="twitter:card" content="summary_large_image">
 <link rel="canonical" href="{{.URL}}">
 <style>{{.CSS}}</style>
+{{- range .Scripts}}
+<script src="{{.}}" defer></script>
+{{- end}}
 </head>
 <body>
 <main>
@@ -294,6 +309,7 @@ mark{background:color-mix(in srgb,var(--accent) 30%,transparent);color:inherit;b
 math{font-size:1.1em}.math-block{overflow-x:auto;margin:1rem 0}
 .wikilink.unresolved{color:var(--muted);border-bottom:1px dashed var(--line)}
 .footnotes{font-size:.9rem;color:var(--muted)}
+pre.mermaid{white-space:pre-wrap}.mermaid-diagram{margin:1rem 0;overflow-x:auto}.mermaid-diagram>svg{display:block;margin:0 auto;max-width:100%;height:auto}
 footer{margin-top:3rem;color:var(--muted);font-size:.85rem}
 `
 
