@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/text/cases"
+
 	"github.com/sharenote/sharenote/libs/note"
 )
 
@@ -199,4 +201,23 @@ func TestReadPageResolvesLinks(t *testing.T) {
 			t.Fatalf("ReadPage of an expired note = %v, want ErrNotFound", err)
 		}
 	})
+}
+
+// Names compare by NFC and Unicode case folding; ASCII takes a shortcut that must agree.
+func TestMatchKeyFoldsAndNormalises(t *testing.T) {
+	var ascii strings.Builder
+	for c := range 128 {
+		ascii.WriteByte(byte(c))
+	}
+	for _, tt := range []struct{ in, want string }{
+		{ascii.String(), cases.Fold().String(ascii.String())},
+		{"Folder/My NOTE.md", "folder/my note.md"},
+		{"Cafe\u0301 ÜBER", "café über"}, // NFD "é" composed, then folded
+		{"Straße", "strasse"},
+		{"ΣΊΣΥΦΟΣ", "σίσυφοσ"},
+	} {
+		if got := note.MatchKey(tt.in); got != tt.want {
+			t.Errorf("MatchKey(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
 }

@@ -41,7 +41,13 @@ type Name struct {
 // MatchKey is the form in which names compare: NFC, then Unicode case folding. It is
 // computed here, not by a database, so that Postgres and SQLite agree.
 func MatchKey(s string) string {
-	return cases.Fold().String(norm.NFC.String(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return cases.Fold().String(norm.NFC.String(s))
+		}
+	}
+	// ASCII is in NFC, and folds to lower case.
+	return strings.ToLower(s)
 }
 
 // CheckPath reports why p cannot be a publication's path: it must be relative,

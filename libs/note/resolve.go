@@ -111,13 +111,15 @@ func (l lookup) pick(from string, hits map[Name][]NameHit) (NameHit, bool) {
 func (c *Core) resolveLinks(ctx context.Context, accountCUID, from string, links Links, resolve ResolveNames) ([]NameHit, error) {
 	lookups := make([]lookup, len(links.List))
 	var keys []string
+	seen := map[string]bool{"": true}
 	for i, l := range links.List {
 		if l.Target == "" || isImageName(l.Target) {
 			continue
 		}
 		lookups[i] = lookupOf(from, l.Target)
 		for _, k := range lookups[i].keys() {
-			if k != "" && !slices.Contains(keys, k) {
+			if !seen[k] {
+				seen[k] = true
 				keys = append(keys, k)
 			}
 		}
