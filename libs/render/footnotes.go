@@ -1,6 +1,8 @@
 package render
 
 import (
+	"slices"
+
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
@@ -243,10 +245,16 @@ func (footnotes) Transform(doc *ast.Document, _ text.Reader, pc parser.Context) 
 		}
 		return ast.WalkContinue, nil
 	})
+	// In order of their numbers. (ast.Node.SortChildren is an insertion sort, quadratic
+	// in the number of footnotes.)
+	for c := list.FirstChild(); c != nil; c = list.FirstChild() {
+		list.RemoveChild(list, c)
+		notes = append(notes, c)
+	}
+	slices.SortFunc(notes, func(a, b ast.Node) int { return a.(*east.Footnote).Index - b.(*east.Footnote).Index })
 	for _, note := range notes {
 		list.AppendChild(list, note)
 	}
-	list.SortChildren(func(a, b ast.Node) int { return a.(*east.Footnote).Index - b.(*east.Footnote).Index })
 	list.Count = n
 }
 
