@@ -117,6 +117,8 @@ func TestMarkdownFeatures(t *testing.T) {
 		{"raw HTML is dropped", "<b>bold</b> <script>alert(1)</script>\n\n<div onclick=\"x()\">block</div>\n",
 			[]string{"<p>bold alert(1)</p>"}, []string{"<b>", "<script", "onclick", "<div", "omitted"}},
 		{"a javascript link loses its href", "[click](javascript:alert(1))\n", []string{"click"}, []string{"javascript:"}},
+		{"an inline footnote's text is sanitized like the note's", "a^[<img src=x onerror=alert(1)> [b](javascript:alert(2)) <script>c</script>]\n\n- [\"] <b onclick=x>d</b>\n",
+			[]string{`<li id="n-fn:1">`, `<li data-task="&#34;" class="task-list-item is-checked">`}, []string{"onerror", "javascript:", "<script", "onclick", "<img"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
