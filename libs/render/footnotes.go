@@ -232,6 +232,23 @@ func (footnotes) Transform(doc *ast.Document, _ text.Reader, pc parser.Context) 
 		list = east.NewFootnoteList()
 		doc.AppendChild(doc, list)
 	}
+	renumber(list, numbers)
+	// In order of their numbers. (ast.Node.SortChildren is an insertion sort, quadratic
+	// in the number of footnotes.)
+	for c := list.FirstChild(); c != nil; c = list.FirstChild() {
+		list.RemoveChild(list, c)
+		notes = append(notes, c)
+	}
+	slices.SortFunc(notes, func(a, b ast.Node) int { return a.(*east.Footnote).Index - b.(*east.Footnote).Index })
+	for _, note := range notes {
+		list.AppendChild(list, note)
+	}
+	list.Count = n
+}
+
+// renumber gives the footnotes of list, and their links back, their numbers by
+// goldmark's.
+func renumber(list *east.FootnoteList, numbers map[int]int) {
 	_ = ast.Walk(list, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
 		switch c := c.(type) {
 		case *east.Footnote:
@@ -245,17 +262,6 @@ func (footnotes) Transform(doc *ast.Document, _ text.Reader, pc parser.Context) 
 		}
 		return ast.WalkContinue, nil
 	})
-	// In order of their numbers. (ast.Node.SortChildren is an insertion sort, quadratic
-	// in the number of footnotes.)
-	for c := list.FirstChild(); c != nil; c = list.FirstChild() {
-		list.RemoveChild(list, c)
-		notes = append(notes, c)
-	}
-	slices.SortFunc(notes, func(a, b ast.Node) int { return a.(*east.Footnote).Index - b.(*east.Footnote).Index })
-	for _, note := range notes {
-		list.AppendChild(list, note)
-	}
-	list.Count = n
 }
 
 // replace puts the reference to footnote number i in the inline footnote's place and
