@@ -3,6 +3,7 @@ package note
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 )
 
 // MaxPropertiesDepth bounds how deeply a note's properties may nest, counting the
@@ -59,4 +60,15 @@ func ParseProperties(raw []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("%w: properties must be a JSON object", ErrInvalidProperties)
 	}
 	return m, nil
+}
+
+// Description is the note's description for its page and its preview: its summary, else
+// its Obsidian property "description" when that is text (docs/api.md "The note page").
+// It is "" for neither.
+func (t Text) Description() string {
+	if t.Summary != nil && strings.TrimSpace(*t.Summary) != "" {
+		return *t.Summary
+	}
+	d, _ := t.Properties["description"].(string)
+	return strings.TrimSpace(d)
 }

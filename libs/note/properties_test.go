@@ -106,3 +106,23 @@ func FuzzCheckJSONDepth(f *testing.F) {
 		}
 	})
 }
+
+func TestDescriptionIsTheSummaryElseTheProperty(t *testing.T) {
+	s := func(v string) *string { return &v }
+	for _, c := range []struct {
+		name    string
+		summary *string
+		props   map[string]any
+		want    string
+	}{
+		{"the summary", s("Summary"), map[string]any{"description": "Property"}, "Summary"},
+		{"the property without a summary", nil, map[string]any{"description": " Property "}, "Property"},
+		{"the property beside a blank summary", s("  "), map[string]any{"description": "Property"}, "Property"},
+		{"a property that is not text is none", nil, map[string]any{"description": []any{"a"}}, ""},
+		{"neither", nil, nil, ""},
+	} {
+		if got := (note.Text{Summary: c.summary, Properties: c.props}).Description(); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}

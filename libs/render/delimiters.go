@@ -19,6 +19,12 @@ type delimiterList struct {
 	// remainder of the run's length by three and whether they can close too: the
 	// nearest one of a kind is last.
 	openers [4][3][2][]int
+	// fences are the indexes in list of the open inline footnotes (see footnotes): when
+	// one closes, goldmark matches the closing delimiters within it with the opening
+	// ones within it only. (At the end of a block, those of a footnote never closed
+	// may match across: the list then holds more than goldmark's, which charges more,
+	// never less.)
+	fences []int
 }
 
 // listed is a delimiter run in a delimiterList.
@@ -76,8 +82,23 @@ func (l *delimiterList) nearest(c int, d *parser.Delimiter) int {
 			}
 		}
 	}
+	if k := len(l.fences); k > 0 && at < l.fences[k-1] {
+		return -1
+	}
 	return at
 }
+
+// fence adds the opening "^[" of an inline footnote, which goldmark's list holds as a
+// delimiter that neither opens nor closes, and returns its index for unfence.
+func (l *delimiterList) fence() int {
+	l.list = append(l.list, listed{c: -1})
+	l.fences = append(l.fences, len(l.list)-1)
+	return len(l.list) - 1
+}
+
+// unfence closes the inline footnote whose fence is at index at: goldmark takes the
+// delimiters within it, and its own, out of the list.
+func (l *delimiterList) unfence(at int) { l.truncate(at) }
 
 // truncate keeps the first size entries of the list.
 func (l *delimiterList) truncate(size int) {
@@ -92,6 +113,9 @@ func (l *delimiterList) truncate(size int) {
 				l.openers[c][rest][closes] = kind
 			}
 		}
+	}
+	for len(l.fences) > 0 && l.fences[len(l.fences)-1] >= size {
+		l.fences = l.fences[:len(l.fences)-1]
 	}
 }
 

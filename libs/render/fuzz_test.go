@@ -28,10 +28,10 @@ func FuzzLinear(f *testing.F) {
 		"# a\n", "a\n=\n", "- a\n", "- ", "* a\n  ", "> \n", "    a\n", "<div>\n", "<!-- a\n", "---\n",
 		// Our extensions, one unit or more each: tables, callouts, highlights, tags,
 		// wikilinks, maths, comments, code blocks, footnotes, linkify,
-		// strikethrough, task lists.
+		// strikethrough, task lists, inline footnotes.
 		"|a|\n|-|\n", "|", "> [!note] a\n", "> [!tip]- a\n> b\n", "==a", "a==", "#a ", "#a/b", "[[a", "[[a]]",
 		"![[a", "$a", "$$", "$$\na\n", "%%a", "%%\na\n", "```\n", "```go\na\n", "~~~\n", "[^a]", "[^a]: b\n",
-		"www.a.", "http://a", "~~a", "- [ ] ", "- [x] a\n",
+		"www.a.", "http://a", "~~a", "- [ ] ", "- [x] a\n", "- [?] a\n", "^[a", "^[a]", "^[*a", "*^[a*]", "^[[a]", "^[a](b", "^[[^a]]",
 		// Anchors, block ids, note links within and between notes, sizes.
 		"# a\n", "a ^b\n", "^b\n\n", "- a ^b\n", "[[#a]]", "[[#a#b|c]]", "[[a\\|b]]", "[a](b.md#c)", "[a](#b)", "![a|3](b)",
 	} {

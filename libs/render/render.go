@@ -58,6 +58,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -155,13 +156,16 @@ func MaxHTML(n int) int {
 // highlighted within bounds (see codeBlocks) and tables are bounded (see tables).
 var markdown = goldmark.New(
 	goldmark.WithRenderer(newRenderer()),
+	// A line break inside a paragraph is a line break, as in Obsidian's reading view
+	// with its default settings ("strict line breaks" off).
+	goldmark.WithRendererOptions(gmhtml.WithHardWraps()),
 	goldmark.WithExtensions(
 		bounds{},
 		tables{},
 		extension.Strikethrough,
 		extension.Linkify,
-		extension.TaskList,
-		extension.NewFootnote(extension.WithFootnoteIDPrefix(IDPrefix)),
+		tasks{},
+		footnotes{},
 		codeBlocks{},
 		callouts{},
 		highlights{},
@@ -187,6 +191,8 @@ var policy = func() *bluemonday.Policy {
 	p.AllowAttrs("align").Matching(regexp.MustCompile(`^(left|right|center)$`)).OnElements("th", "td")
 	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
 	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^$`)).OnElements("input")
+	// A done task's character (see taskChar).
+	p.AllowAttrs("data-task").Matching(regexp.MustCompile(`^[\pL\pN\pP\pS]$`)).OnElements("li")
 	p.AllowAttrs("role").Matching(regexp.MustCompile(`^doc-[a-z]+$`)).OnElements("a", "div", "sup")
 	// Any alt text: UGCPolicy's pattern drops the whole alt of "Figure 1: results" or of
 	// one with a formula or a tag; the sanitizer escapes it, and it is never a URL.

@@ -39,12 +39,14 @@ func (a *api) Page(c *gin.Context) {
 		})})
 }
 
-// pageData is what the page of v shows.
+// pageData is what the page of v shows. Its description and the classes of its body come
+// from its properties whether the table shows them or not (docs/api.md "The note page").
 func (a *api) pageData(v note.View) page.Data {
 	s := v.Owner
-	d := page.Data{Title: deref(v.Title), Summary: deref(v.Summary), Published: v.CreatedAt, Updated: v.UpdatedAt,
+	d := page.Data{Title: deref(v.Title), Summary: v.Description(), Published: v.CreatedAt, Updated: v.UpdatedAt,
 		Body: template.HTML(v.HTML), Theme: s.Theme, Accent: s.AccentColor, Font: s.Font, URL: noteapi.PageURL(a.notes, v.CUID),
-		ImageURL: routes.OGImage.URL(a.notes.PublicURL(), v.CUID+".png"), Noindex: !s.Indexable}
+		ImageURL: routes.OGImage.URL(a.notes.PublicURL(), v.CUID+".png"), Noindex: !s.Indexable,
+		BodyClass: page.NoteClasses(v.Properties)}
 	if s.ShowAuthor {
 		d.Author = s.Name
 	}

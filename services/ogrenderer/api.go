@@ -76,19 +76,19 @@ func (a *api) Image(c *gin.Context) {
 		})})
 }
 
-// cardFor is what the preview of p shows with its owner's settings: the author only when the
-// owner shows it, the dark palette only for the dark theme ("system" has no reader to
-// ask, so it is light), and the default accent should a stored colour not parse. The font
-// setting is not drawn: the card always uses the embedded Go fonts, which have no serif.
+// cardFor is what the preview of p shows with its owner's settings: the note's
+// description (note.Text.Description, as on its page) under its title, the author only
+// when the owner shows it, the dark palette only for the dark theme ("system" has no
+// reader to ask, so it is light), and the default accent should a stored colour not
+// parse. The font setting is not drawn: the card always uses the embedded Go fonts,
+// which have no serif.
 func cardFor(v note.View) ogcard.Card {
 	s := v.Owner
 	c := ogcard.Card{Site: Site, Dark: s.Theme == "dark"}
 	if v.Title != nil {
 		c.Title = *v.Title
 	}
-	if v.Summary != nil {
-		c.Summary = *v.Summary
-	}
+	c.Summary = v.Description()
 	if s.ShowAuthor {
 		c.Author = s.Name
 	}

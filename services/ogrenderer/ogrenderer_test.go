@@ -399,3 +399,20 @@ func TestMissingPreviewsAre404(t *testing.T) {
 		}
 	})
 }
+
+// A note without a summary shows its Obsidian description on its card, as on its page
+// (docs/api.md "The note page"); a summary wins over it.
+func TestCardShowsTheDescriptionWithoutASummary(t *testing.T) {
+	f := newFixture(t, testkit.SQLiteBackend(t))
+	const text = "What the note is about, in one line."
+	described := f.card(f.publish(note.Draft{Content: "---\ndescription: " + text + "\n---\nx", Title: ptr("Card")}))
+	summarized := f.card(f.publish(note.Draft{Content: "x", Title: ptr("Card"), Summary: ptr(text)}))
+	bare := f.card(f.publish(note.Draft{Content: "x", Title: ptr("Card")}))
+	both := f.card(f.publish(note.Draft{Content: "---\ndescription: Another line.\n---\nx", Title: ptr("Card"), Summary: ptr(text)}))
+	if !bytes.Equal(described.Pix, summarized.Pix) || !bytes.Equal(both.Pix, summarized.Pix) {
+		t.Error("the card of a described note differs from that of a note with the same summary")
+	}
+	if bytes.Equal(described.Pix, bare.Pix) {
+		t.Error("the description is not drawn")
+	}
+}

@@ -20,7 +20,7 @@ import (
 // Data is what a page shows.
 type Data struct {
 	Title   string // Empty: the page says "Untitled note".
-	Summary string
+	Summary string // The note's description (note.Text.Description).
 	// Author is the owner's name when they show it, else empty.
 	Author    string
 	Published time.Time
@@ -35,6 +35,9 @@ type Data struct {
 	URL        string         // The page's public URL.
 	ImageURL   string         // The social preview image.
 	Noindex    bool
+	// BodyClass is the class attribute of the note's body, NoteClasses of its properties
+	// (shown or not): "" for none.
+	BodyClass string
 }
 
 // Page is a rendered page and the Content-Security-Policy that goes with it.
@@ -68,7 +71,7 @@ func Render(d Data) (Page, error) {
 		Props        []property
 		SiteName     string
 		Scripts      []string
-	}{d, title, template.CSS(css), properties(d.Properties, "title"), SiteName, nil}
+	}{d, title, template.CSS(css), properties(d.Properties, shown), SiteName, nil}
 	if diagrams {
 		view.Scripts = assets.DiagramScripts
 	}
@@ -116,13 +119,13 @@ type property struct {
 	Value template.HTML
 }
 
-// properties are the rows of a properties table, but for the key skip: the top-level
-// table leaves out the title, which the page shows as its heading already (docs/api.md
-// "The note page").
-func properties(m map[string]any, skip string) []property {
+// properties are the rows of a properties table, of the keys that show reports true for
+// (nil: all): the top-level table leaves out the title and Obsidian's housekeeping keys
+// (docs/api.md "The note page").
+func properties(m map[string]any, show func(key string) bool) []property {
 	keys := make([]string, 0, len(m))
 	for k := range m {
-		if k != skip {
+		if show == nil || show(k) {
 			keys = append(keys, k)
 		}
 	}
@@ -162,7 +165,7 @@ func writeValue(b *strings.Builder, v any, depth int) {
 			return
 		}
 		b.WriteString(`<dl class="nested">`)
-		for _, p := range properties(x, "") {
+		for _, p := range properties(x, nil) {
 			b.WriteString("<dt>" + template.HTMLEscapeString(p.Key) + "</dt><dd>")
 			writeValue(b, x[p.Key], depth+1)
 			b.WriteString("</dd>")
@@ -228,7 +231,7 @@ var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!doct
 </tbody>
 </table>
 {{- end}}
-<article>
+<article{{with .BodyClass}} class="{{.}}"{{end}}>
 {{.Body}}
 </article>
 <footer>Shared with <a href="{{.URL}}">{{.SiteName}}</a></footer>
@@ -297,6 +300,8 @@ code{font-family:ui-monospace,"Cascadia Code",Menlo,Consolas,monospace;font-size
 blockquote{margin:1rem 0;padding:0 1rem;border-left:4px solid var(--line);color:var(--muted)}
 hr{border:0;border-top:1px solid var(--line)}
 li:has(>input[type=checkbox]){list-style:none;margin-left:-1.2rem}
+li.is-checked{color:var(--muted);text-decoration:line-through}
+li.is-checked>:is(ul,ol){display:inline-block;width:100%;color:var(--fg)}
 .callout{--kind:var(--accent);border-left:4px solid var(--kind);background:var(--soft);border-radius:6px;padding:.2rem 1rem;margin:1rem 0}
 .callout-title{font-weight:700;margin:.5rem 0}
 summary.callout-title{cursor:pointer}
