@@ -106,8 +106,10 @@ func videoOf(address string) (video, bool) {
 			v.id = path[1]
 		}
 	}
-	valid := v.service == "youtube" && youTubeID.MatchString(v.id) || v.service == "vimeo" && vimeoID.MatchString(v.id)
-	return v, valid
+	if v.service == "youtube" && youTubeID.MatchString(v.id) || v.service == "vimeo" && vimeoID.MatchString(v.id) {
+		return v, true
+	}
+	return video{}, false
 }
 
 // webAddress parses an absolute http(s) address without credentials or port, and
@@ -159,10 +161,11 @@ func (players) Transform(doc *ast.Document, reader text.Reader, _ parser.Context
 		if !isVideo && !isWebPage(address) {
 			continue
 		}
+		n := &webEmbedNode{url: address, text: strings.TrimSpace(plainText(img, source))}
 		if isVideo {
-			v.width, v.height = attributeSize(img, "width"), attributeSize(img, "height")
+			n.video = v
+			n.video.width, n.video.height = attributeSize(img, "width"), attributeSize(img, "height")
 		}
-		n := &webEmbedNode{video: v, url: address, text: strings.TrimSpace(plainText(img, source))}
 		n.SetPos(img.Pos())
 		img.Parent().ReplaceChild(img.Parent(), img, n)
 		n.AppendChild(n, img)

@@ -73,6 +73,9 @@ func TestWebPagesEmbeddedAsImagesAreLinks(t *testing.T) {
 		{"a page", "![](https://example.com/a/page.html)", `<a href="https://example.com/a/page.html" rel="nofollow">`},
 		{"a video file", "![](https://example.com/v.mp4)", `<a href="https://example.com/v.mp4" rel="nofollow">`},
 		{"a PDF", "![](https://example.com/doc.pdf)", `<a href="https://example.com/doc.pdf" rel="nofollow">`},
+		{"a video id of another shape", "![](https://www.youtube.com/watch?v=dQw4w9WgXcQ\"onload=\"x)", `<a href="https://www.youtube.com/watch?v=dQw4w9WgXcQ&#34;onload=&#34;x" rel="nofollow">`},
+		{"a short id", "![](https://youtu.be/abc)", `<a href="https://youtu.be/abc" rel="nofollow">`},
+		{"a Vimeo page", "![](https://vimeo.com/channels/staffpicks)", `<a href="https://vimeo.com/channels/staffpicks" rel="nofollow">`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { contains(t, tt.src+"\n", []string{tt.want}, []string{"<img", "<iframe"}) })
