@@ -7,7 +7,8 @@ import (
 	"github.com/sharenote/sharenote/libs/render"
 )
 
-// contains checks that the page's HTML of src has each of want and none of not.
+// contains checks that the HTML of src, as a page shows it when no link resolves, has
+// each of want and none of not, and that src rendered without fallbacks.
 func contains(t *testing.T, src string, want, not []string) string {
 	t.Helper()
 	res := markdown(t, src)
@@ -28,11 +29,21 @@ func contains(t *testing.T, src string, want, not []string) string {
 	return html
 }
 
+// htmlCase is a note whose HTML has each of want and none of not.
+type htmlCase struct {
+	name, src string
+	want, not []string
+}
+
+func checkCases(t *testing.T, cases []htmlCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { contains(t, c.src, c.want, c.not) })
+	}
+}
+
 func TestRawHTMLIsKeptWithItsText(t *testing.T) {
-	tests := []struct {
-		name, src string
-		want, not []string
-	}{
+	checkCases(t, []htmlCase{
 		{"headings", "<h1>One</h1>\n<h6>Six</h6>\n", []string{"<h1>One</h1>", "<h6>Six</h6>"}, nil},
 		{"Markdown in an HTML block stays text, as in CommonMark and Obsidian", "<div>This **will not** be bold.</div>\n",
 			[]string{"<div>This **will not** be bold.</div>"}, []string{"<strong>"}},
@@ -53,17 +64,11 @@ func TestRawHTMLIsKeptWithItsText(t *testing.T) {
 			[]string{"red mid moving art body"}, []string{"<font", "<center", "<marquee", "<article", "<body", "onload"}},
 		{"entities and text stay text", "<div>a &lt; b &amp; &quot;c&quot; &#x41; \ue000x</div>\n", []string{"<div>a &lt; b &amp; &#34;c&#34; A \ue000x</div>"}, nil},
 		{"comments are dropped", "a <!-- secret --> b\n\n<!--\nblock secret\n-->\n", []string{"<p>a  b</p>"}, []string{"secret"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { contains(t, tt.src, tt.want, tt.not) })
-	}
+	})
 }
 
 func TestRawHTMLDropsWhatItMustWithItsContent(t *testing.T) {
-	tests := []struct {
-		name, src string
-		want, not []string
-	}{
+	checkCases(t, []htmlCase{
 		{"script and style blocks", "<script>\nalert(1)\n</script>\n\n<style>\nbody{display:none}\n</style>\n\nafter\n", []string{"<p>after</p>"}, []string{"alert", "display", "<script", "<style"}},
 		{"inline script, style and textarea", "a <script>alert(1)</script> b <style>p{}</style> c <textarea>text</textarea> d\n", []string{"<p>a  b  c  d</p>"}, []string{"alert", "p{}", "text<"}},
 		{"template, object, embed", "<template><p>t</p></template> <object data=x>o</object> <embed src=x> e\n", []string{"e"}, []string{"<p>t", ">o<", "<template", "<object", "<embed"}},
@@ -74,20 +79,14 @@ func TestRawHTMLDropsWhatItMustWithItsContent(t *testing.T) {
 		{"an unclosed one hides the rest of its paragraph only", "a <textarea> b *c*\n\nnext paragraph\n", []string{"<p>a </p>", "<p>next paragraph</p>"}, []string{"b ", "<em>"}},
 		{"an unclosed one hides the rest of its HTML block only", "<div><script>alert(1)\n\nshown\n", []string{"<p>shown</p>"}, []string{"alert"}},
 		{"a wikilink inside is no link", "<script>[[Secret]]</script> x\n", []string{"x"}, []string{"Secret"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { contains(t, tt.src, tt.want, tt.not) })
-	}
+	})
 	if res := markdown(t, "<script>[[Secret]]</script>\n\na <script>[[Other]]</script>\n"); len(res.Links) != 0 {
 		t.Errorf("links in dropped content: %+v", res.Links)
 	}
 }
 
 func TestRawHTMLAttributesAndStylesAreAllowlisted(t *testing.T) {
-	tests := []struct {
-		name, src string
-		want, not []string
-	}{
+	checkCases(t, []htmlCase{
 		{"kept style properties", `<span style="color:#c00; background-color: rgb(255, 240, 0); text-align:center; font-weight:700; font-style:italic; text-decoration:underline wavy red">s</span>` + "\n",
 			[]string{`<span style="color: #c00; background-color: rgb(255, 240, 0); text-align: center; font-weight: 700; font-style: italic; text-decoration: underline wavy red">s</span>`}, nil},
 		{"other properties are dropped", `<span style="color:red;position:fixed;top:0;width:100%;display:none">s</span>` + "\n",
@@ -103,8 +102,5 @@ func TestRawHTMLAttributesAndStylesAreAllowlisted(t *testing.T) {
 			[]string{"a b c d <img alt=\"e\">  f", `<a href="mailto:a@b.example" rel="nofollow">g</a>`}, []string{"javascript", "data:", "vbscript", "<img>"}},
 		{"unbalanced tags cannot reach outside the note", "</div></article></main><div><a href=\"https://e.example/\">open\n\n<b>bold\n\nnext\n",
 			[]string{"<div><a href=\"https://e.example/\" rel=\"nofollow\">open\n<p><b>bold</b></p>\n<p>next</p>\n</a></div>"}, []string{"</article>", "</main>"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) { contains(t, tt.src, tt.want, tt.not) })
-	}
+	})
 }
