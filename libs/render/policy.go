@@ -34,7 +34,11 @@ func notePolicy() *bluemonday.Policy {
 	for property, value := range noteStyles {
 		p.AllowStyles(property).Matching(value).Globally()
 	}
-	p.SkipElementsContent(droppedElements...)
+	for _, e := range droppedElements {
+		if !voidElement[e] { // a void element has no content, nor an end tag to stop skipping
+			p.SkipElementsContent(e)
+		}
+	}
 	return p
 }
 
