@@ -208,8 +208,8 @@ func noteAttr(element, key string) bool {
 
 // Transform drops the content of the dropped elements that inline HTML opens: the nodes
 // after such a start tag up to its end tag among them, or to the end of their parent.
-// keepHTML drops the tags themselves. It runs before the other transformers, so that
-// nothing the page does not show counts as a link or a heading's text.
+// keepHTML drops the tags themselves. It runs before the transformers of links and
+// outlines, so that no link in what the page does not show is looked up or warned of.
 func (rawHTML) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
 	source := reader.Source()
 	var opens []*ast.RawHTML
