@@ -98,4 +98,23 @@ func TestBrowserShowsRawHTMLAndPlayers(t *testing.T) {
 			t.Errorf("players page: %s = %v, want %v", k, state[k], v)
 		}
 	}
+
+	// On a phone, the players shrink to the screen and keep their shape.
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(360, 800)); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{raw, players} {
+		visit(t, ctx, f.URL+"/s/"+id)
+		state, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]any](`({
+  overflow: document.documentElement.scrollWidth - window.innerWidth,
+  shapes: [...document.querySelectorAll('iframe')].every(f => { const r = f.getBoundingClientRect(); return r.right <= window.innerWidth && Math.abs(r.width / r.height - 16 / 9) < 0.05; }),
+})`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if state["overflow"].(float64) > 0 || state["shapes"] != true {
+			t.Errorf("at 360 px: %v", state)
+		}
+	}
+	screenshot(t, ctx, filepath.Join(dir, "players-360.png"))
 }
