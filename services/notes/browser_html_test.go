@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/sharenote/sharenote/libs/note"
@@ -18,6 +19,9 @@ import (
 // hosts do not resolve here, so nothing leaves loopback).
 func TestBrowserShowsRawHTMLAndPlayers(t *testing.T) {
 	ctx := browser(t)
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: cspRecorder}); err != nil {
+		t.Fatal(err)
+	}
 	f := newFixture(t, testkit.SQLiteBackend(t))
 	fixture := func(name string) string {
 		b, err := os.ReadFile(filepath.Join("..", "..", "libs", "render", "testdata", name))

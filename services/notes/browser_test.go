@@ -29,13 +29,10 @@ import (
 )
 
 // detector runs before any page script: it records every alert, confirm, prompt and
-// console call, which is how the corpus's payloads would announce themselves, and every
-// violation of the page's Content-Security-Policy (window.__csp).
+// console call, which is how the corpus's payloads would announce themselves.
 const detector = `window.__xss = [];
 for (const k of ['alert', 'confirm', 'prompt']) window[k] = (...a) => { window.__xss.push(k + ':' + a.join(',')); };
-for (const k of ['log', 'info', 'warn', 'error', 'debug']) { const o = console[k]; console[k] = (...a) => { window.__xss.push('console.' + k + ':' + a.join(',')); }; }
-window.__csp = [];
-document.addEventListener('securitypolicyviolation', e => window.__csp.push(e.effectiveDirective + ' ' + (e.blockedURI || e.sample)));`
+for (const k of ['log', 'info', 'warn', 'error', 'debug']) { const o = console[k]; console[k] = (...a) => { window.__xss.push('console.' + k + ':' + a.join(',')); }; }`
 
 // domProblems lists elements and attributes that could carry script in the live DOM.
 // SVG, MathML and iframes are problems unless they are the renderer's own
