@@ -34,6 +34,10 @@ func FuzzLinear(f *testing.F) {
 		"www.a.", "http://a", "~~a", "- [ ] ", "- [x] a\n", "- [?] a\n", "^[a", "^[a]", "^[*a", "*^[a*]", "^[[a]", "^[a](b", "^[[^a]]",
 		// Anchors, block ids, note links within and between notes, sizes.
 		"# a\n", "a ^b\n", "^b\n\n", "- a ^b\n", "[[#a]]", "[[#a#b|c]]", "[[a\\|b]]", "[a](b.md#c)", "[a](#b)", "![a|3](b)",
+		// Raw HTML kept, dropped with its content, unbalanced, styled; players and web embeds.
+		"<b>", "</b>", "<p/>", "a<br>", "<div>\n", "</div>\n", "<td>", "<table><p>", "a <script>b", "</script>", "<textarea>a",
+		"<span style=\"color:red;", "<i style=\"color:rgb(", "<!--", "<iframe src=\"https://youtu.be/dQw4w9WgXcQ\">",
+		"![](https://youtu.be/dQw4w9WgXcQ)", "![a](https://x.com/a)", "<svg><svg>",
 	} {
 		f.Add(unit)
 	}

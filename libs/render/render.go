@@ -150,9 +150,9 @@ func MaxHTML(n int) int {
 	return 4*n + 64<<10
 }
 
-// markdown is goldmark with the extensions of a note. Raw HTML in a note is dropped by
-// goldmark (it is not in unsafe mode), and whatever it renders is sanitized again by
-// policy. Every node renderer checks the pass's sink first (see guarded), fenced code is
+// markdown is goldmark with the extensions of a note. Raw HTML in a note is rendered by
+// rawHTML (goldmark is not in unsafe mode), and whatever it renders is sanitized by
+// policy, then balanced. Every node renderer checks the pass's sink first (see guarded), fenced code is
 // highlighted within bounds (see codeBlocks) and tables are bounded (see tables).
 var markdown = goldmark.New(
 	goldmark.WithRenderer(newRenderer()),
@@ -174,13 +174,15 @@ var markdown = goldmark.New(
 		maths{},
 		comments{},
 		outlines{},
+		rawHTML{},
+		players{},
 	),
 )
 
-// policy is the allowlist every rendered note passes through: bluemonday's policy for
-// user-generated content plus exactly the attributes our Markdown features produce.
+// policy is the allowlist every rendered note passes through: what a note's HTML may
+// keep (notePolicy) plus exactly the attributes our Markdown features produce.
 var policy = func() *bluemonday.Policy {
-	p := bluemonday.UGCPolicy()
+	p := notePolicy()
 	token := regexp.MustCompile(`^[A-Za-z0-9_:. -]+$`)
 	p.AllowElements("mark", "details", "summary")
 	p.AllowAttrs("class").Matching(token).OnElements("pre", "code", "span", "div", "p", "a", "sup", "ol", "li", "hr", "details", "summary")
@@ -335,7 +337,7 @@ func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]b
 	if err := markdown.Renderer().Render(s, source, doc); err != nil {
 		return Result{}, err
 	}
-	html := policy.SanitizeBytes(s.buf)
+	html := balance(policy.SanitizeBytes(s.buf))
 	if err := r.ctx.Err(); err != nil {
 		return Result{}, err
 	}

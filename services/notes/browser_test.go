@@ -35,9 +35,9 @@ for (const k of ['alert', 'confirm', 'prompt']) window[k] = (...a) => { window._
 for (const k of ['log', 'info', 'warn', 'error', 'debug']) { const o = console[k]; console[k] = (...a) => { window.__xss.push('console.' + k + ':' + a.join(',')); }; }`
 
 // domProblems lists elements and attributes that could carry script in the live DOM.
-// SVG and MathML are problems unless they are the renderer's own (generatedInner): a
-// callout's icon and formulas. MathML smuggled past a sanitizer (the
-// <math><mtext><table><mglyph><style> family) holds HTML elements.
+// SVG, MathML and iframes are problems unless they are the renderer's own
+// (generatedInner): a callout's icon, formulas and players. MathML smuggled past a
+// sanitizer (the <math><mtext><table><mglyph><style> family) holds HTML elements.
 var domProblems = func() string {
 	inner, err := json.Marshal(generatedInner)
 	if err != nil {
@@ -51,7 +51,10 @@ var domProblems = func() string {
   const out = [];
   const inner = ` + string(inner) + `;
   const scripts = ` + string(scripts) + `;
-  const ours = e => (e.localName === 'math' || e.matches('.callout-title > svg.callout-icon:first-child')) &&
+  const player = e => e.localName === 'iframe' && e.matches('iframe.player') && !e.hasAttribute('srcdoc') && !e.hasAttribute('onload') &&
+    /^https:\/\/(www\.youtube-nocookie\.com\/embed\/[A-Za-z0-9_-]{11}|player\.vimeo\.com\/video\/[0-9]{1,12}\?dnt=1)$/.test(e.getAttribute('src')) &&
+    e.getAttribute('sandbox') === 'allow-scripts allow-same-origin allow-presentation allow-popups allow-popups-to-escape-sandbox';
+  const ours = e => player(e) || (e.localName === 'math' || e.matches('.callout-title > svg.callout-icon:first-child')) &&
     [...e.querySelectorAll('*')].every(c => inner[e.localName].includes(c.localName) && c.namespaceURI === e.namespaceURI) ||
     // The page's own diagram scripts, and the SVG they draw (whose elements are checked too).
     e.localName === 'script' && e.parentElement === document.head && scripts.includes(e.getAttribute('src')) ||

@@ -217,7 +217,7 @@ func TestPageMarkupCarriesNoScript(t *testing.T) {
 	}
 }
 
-var forbiddenElements = map[string]bool{"script": true, "iframe": true, "object": true, "embed": true, "svg": true,
+var forbiddenElements = map[string]bool{"script": true, "object": true, "embed": true, "svg": true,
 	"math": true, "base": true, "form": true, "frame": true, "frameset": true, "applet": true,
 	"template": true, "noscript": true, "audio": true, "video": true, "source": true, "isindex": true}
 
@@ -234,6 +234,27 @@ var (
 func diagramScript(tok html.Token) bool {
 	return len(tok.Attr) == 2 && tok.Attr[0].Key == "src" && slices.Contains(assets.DiagramScripts, tok.Attr[0].Val) &&
 		tok.Attr[1] == html.Attribute{Key: "defer"}
+}
+
+// player is a player's iframe as the renderer generates it: its source rebuilt from a
+// video id, and fixed attributes (a width and height of its own).
+var player = regexp.MustCompile(`^<iframe class="player" src="(https://www\.youtube-nocookie\.com/embed/[A-Za-z0-9_-]{11}|https://player\.vimeo\.com/video/[0-9]{1,12}\?dnt=1)" title="(YouTube|Vimeo) video" width="[0-9]{1,5}" height="[0-9]{1,6}" ` +
+	`sandbox="allow-scripts allow-same-origin allow-presentation allow-popups allow-popups-to-escape-sandbox" allow="encrypted-media; picture-in-picture; fullscreen" allowfullscreen="" referrerpolicy="strict-origin-when-cross-origin" loading="lazy">$`)
+
+func isPlayer(tok html.Token) bool { return player.MatchString(tok.String()) }
+
+// keptStyle reports whether a style attribute holds only the properties a note's HTML
+// keeps, with values that call no function but rgb() and hsl() of numbers.
+func keptStyle(style string) bool {
+	for _, decl := range strings.Split(style, ";") {
+		property, value, _ := strings.Cut(decl, ":")
+		property, value = strings.TrimSpace(property), strings.ToLower(value)
+		if !slices.Contains([]string{"color", "background-color", "text-align", "font-weight", "font-style", "text-decoration"}, property) ||
+			!regexp.MustCompile(`^[ a-z0-9#.%,/+-]*((rgba?|hsla?)\([ 0-9.%,/+-]*\))?$`).MatchString(value) {
+			return false
+		}
+	}
+	return true
 }
 
 // scriptable lists what in page could run script: elements, event handlers, scriptable
@@ -270,6 +291,8 @@ func scriptable(page string) []string {
 		case tok.Data == "script" && diagramScript(tok):
 		case forbiddenElements[tok.Data]:
 			found = append(found, "<"+tok.Data+">")
+		case tok.Data == "iframe" && !isPlayer(tok):
+			found = append(found, "an iframe other than a player: "+tok.String())
 		}
 		previous = tok
 		if tok.Data == "link" && !slices.Contains(tok.Attr, html.Attribute{Key: "rel", Val: "canonical"}) {
@@ -285,8 +308,8 @@ func scriptable(page string) []string {
 			switch {
 			case strings.HasPrefix(a.Key, "on"):
 				found = append(found, tok.Data+" "+a.Key)
-			case a.Key == "style":
-				found = append(found, tok.Data+" style attribute")
+			case a.Key == "style" && !keptStyle(a.Val):
+				found = append(found, tok.Data+" style attribute "+a.Val)
 			case a.Key == "http-equiv":
 				found = append(found, "meta http-equiv")
 			case strings.HasPrefix(v, "javascript:") || strings.HasPrefix(v, "vbscript:") || strings.HasPrefix(v, "data:text"):

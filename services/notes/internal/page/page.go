@@ -79,14 +79,14 @@ func Render(d Data) (Page, error) {
 	if err := pageTemplate.Execute(&buf, view); err != nil {
 		return Page{}, fmt.Errorf("render page: %w", err)
 	}
-	return Page{HTML: buf.Bytes(), CSP: policyFor(css, diagrams)}, nil
+	return Page{HTML: buf.Bytes(), CSP: policyFor(css, diagrams) + noteAllowances(string(d.Body), diagrams)}, nil
 }
 
 // policyFor allows exactly the page's one style block (by hash) and images; no script,
 // no frames, no forms, no plugins. A page with diagrams also runs the scripts of its own
 // origin that draw them, and allows inline styles: Mermaid writes a <style> element into
 // each SVG and style attributes onto its shapes, both made by script at run time, so no
-// hash can name them (docs/api.md "Diagrams").
+// hash can name them (docs/api.md "Diagrams"). A note page adds noteAllowances.
 func policyFor(css string, diagrams bool) string {
 	sum := sha256.Sum256([]byte(css))
 	style := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
@@ -312,6 +312,8 @@ mark{background:color-mix(in srgb,var(--accent) 30%,transparent);color:inherit;b
 .callout-tip,.callout-success,.callout-check,.callout-done{--kind:#3fb950}
 .callout-icon{vertical-align:-.2em;margin-right:.4rem;color:var(--kind)}
 math{font-size:1.1em}.math-block{overflow-x:auto;margin:1rem 0}
+.player{display:block;max-width:100%;height:auto;aspect-ratio:16/9;border:0;margin:1rem 0}
+kbd{font-family:ui-monospace,"Cascadia Code",Menlo,Consolas,monospace;font-size:.85em;border:1px solid var(--line);border-bottom-width:2px;border-radius:4px;padding:0 .3em;background:var(--soft)}
 .wikilink.unresolved{color:var(--muted);border-bottom:1px dashed var(--line)}
 .footnotes{font-size:.9rem;color:var(--muted)}
 pre.mermaid{white-space:pre-wrap}.mermaid-diagram{margin:1rem 0;overflow-x:auto}.mermaid-diagram>svg{display:block;margin:0 auto;max-width:100%;height:auto}
