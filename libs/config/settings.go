@@ -153,7 +153,7 @@ var Variables = []Setting{
 		parse:   number(func(c *Config) *int64 { return &c.ImageQuotaBytes }, 0, math.MaxInt64, "a number of bytes"),
 		show:    func(c Config) slog.Value { return slog.Int64Value(c.ImageQuotaBytes) }},
 	{Name: "SHARE_REAP_INTERVAL", Key: "reap_interval", DefaultDoc: "`10m` on SQLite, `0` on Postgres",
-		Meaning:     "how often a serving process (whatever its targets) runs the reap itself; `0` leaves it to the reaper CronJob",
+		Meaning:     "how often a serving process whose targets declare the reap (`notes`, so the all-in-one) runs it itself; `0` leaves it to the reaper CronJob (`sharenote reap`)",
 		defaultFrom: defaultReapInterval,
 		parse:       duration(func(c *Config) *time.Duration { return &c.ReapInterval }, 0, math.MaxInt64, "a duration ≥ 0"),
 		show:        durationText(func(c *Config) *time.Duration { return &c.ReapInterval })},
