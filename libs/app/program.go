@@ -39,8 +39,8 @@ func (p Program) cli() cli.Program {
 	return cli.Program{Name: p.Name, Commands: append([]cli.Command{
 		{Name: "serve", Summary: "serve the API's targets (public and admin listeners)", Usage: "[--target LIST]",
 			Flags: func(fs *flag.FlagSet) { serveFlags(fs) }, Run: p.serve},
-		{Name: "migrate", Summary: "apply pending database migrations, then copy image bytes kept in the database into the object store",
-			Run: runMigrate},
+		{Name: "migrate", Summary: "apply pending database migrations, grant the roles of SHARE_DATABASE_ROLES, then copy image bytes kept in the database into the object store",
+			Run: p.migrate},
 		{Name: "routes", Summary: "print the routes table, with --targets the targets, one a line, with --needs what each needs",
 			Usage: "[--targets | --needs]", Flags: func(fs *flag.FlagSet) { routesFlags(fs) }, Run: p.routes},
 		{Name: "version", Summary: "print the version", Run: func(_ context.Context, env cli.Env, args []string) error {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/note"
@@ -158,5 +159,22 @@ func TestTargetsOpenOnlyWhatTheyNeed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReapEveryReapsUntilStopped: `reap --every` (compose's reaper service) reaps after
+// each interval, a line for each, until it is stopped, and then exits 0.
+func TestReapEveryReapsUntilStopped(t *testing.T) {
+	b := testkit.SQLiteBackend(t)
+	env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL}
+	maps.Copy(env, b.BlobEnv)
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	var out, errOut bytes.Buffer
+	code := sharenote.Program.Main(ctx, cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &out, Stderr: &errOut},
+		[]string{"reap", "--every", "100ms"})
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if code != 0 || len(lines) < 3 || !strings.Contains(lines[len(lines)-1], `"images":0`) {
+		t.Errorf("reap --every 100ms for 0.5 s: exit %d, printed %d lines %q: %s", code, len(lines), out.String(), errOut.String())
 	}
 }

@@ -105,8 +105,8 @@ func makeStale(t *testing.T, b testkit.Backend, cuid string) {
 }
 
 // readers are a split deployment's reading targets: two notes replicas, og-renderer and
-// images, the read-only ones on readDB (a database URL; "" for the backend's); and setup,
-// a notes process whose statements are not watched, through which the test publishes.
+// images; and setup, a notes process whose statements are not watched, through which the
+// test publishes.
 type readers struct {
 	setup            *testkit.Server
 	notes            [2]*testkit.Server
@@ -115,22 +115,29 @@ type readers struct {
 	ogSQL, imagesSQL *statements
 }
 
-func startReaders(t *testing.T, b testkit.Backend, readDB string) *readers {
+// startReaders starts the readers on b, og-renderer and images logged in with the database
+// URL readDB, the notes processes with writeDB ("" for b's own).
+func startReaders(t *testing.T, b testkit.Backend, readDB, writeDB string) *readers {
 	t.Helper()
-	var ro []testkit.Option
-	if readDB != "" {
-		ro = append(ro, testkit.WithEnv("SHARE_DATABASE_URL", readDB))
-	}
-	r := &readers{setup: testkit.StartServer(t, b, []app.Target{notes.Target}),
+	ro, rw := withDB(readDB), withDB(writeDB)
+	r := &readers{setup: testkit.StartServer(t, b, []app.Target{notes.Target}, rw...),
 		og:     testkit.StartServer(t, b, []app.Target{ogrenderer.Target}, ro...),
 		images: testkit.StartServer(t, b, []app.Target{images.Target}, ro...)}
 	for i := range r.notes {
-		r.notes[i] = testkit.StartServer(t, b, []app.Target{notes.Target})
+		r.notes[i] = testkit.StartServer(t, b, []app.Target{notes.Target}, rw...)
 		awaitTrust(t, r.notes[i])
 		r.notesSQL[i] = watchStatements(t, r.notes[i].App.DB())
 	}
 	r.ogSQL, r.imagesSQL = watchStatements(t, r.og.App.DB()), watchStatements(t, r.images.App.DB())
 	return r
+}
+
+// withDB is the option of a server that logs in with dbURL ("": the backend's own).
+func withDB(dbURL string) []testkit.Option {
+	if dbURL == "" {
+		return nil
+	}
+	return []testkit.Option{testkit.WithEnv("SHARE_DATABASE_URL", dbURL)}
 }
 
 // publishWithImage publishes a titled note embedding one PNG through s's domain and
@@ -215,12 +222,13 @@ func indexOf(list []*testkit.Server, s *testkit.Server) int {
 // render within a second of its storing.
 func TestPublicReadsNeverWriteAndAStaleRenderIsRedoneOnceByAWriter(t *testing.T) {
 	b := testkit.PostgresBackend(t)
-	publicReadsNeverWrite(t, b, "")
+	publicReadsNeverWrite(t, b, "", "")
 }
 
-// publicReadsNeverWrite is the test above, with og-renderer and images on readDB.
-func publicReadsNeverWrite(t *testing.T, b testkit.Backend, readDB string) {
-	r := startReaders(t, b, readDB)
+// publicReadsNeverWrite is the test above, with og-renderer and images logged in with the
+// database URL readDB, the others with writeDB ("" for the backend's own).
+func publicReadsNeverWrite(t *testing.T, b testkit.Backend, readDB, writeDB string) {
+	r := startReaders(t, b, readDB, writeDB)
 	acc := r.setup.NewAccount(t, "ada")
 	fresh := publishWithImage(t, r.setup, acc)
 	r.readAll(t, "fresh", acc, fresh, false)
@@ -233,7 +241,8 @@ func publicReadsNeverWrite(t *testing.T, b testkit.Backend, readDB string) {
 		}
 	}
 
-	writers := []*testkit.Server{testkit.StartServer(t, b, []app.Target{publish.Target}), testkit.StartServer(t, b, []app.Target{publish.Target})}
+	writers := []*testkit.Server{testkit.StartServer(t, b, []app.Target{publish.Target}, withDB(writeDB)...),
+		testkit.StartServer(t, b, []app.Target{publish.Target}, withDB(writeDB)...)}
 	gdb := testkit.OpenDB(t, b)
 	var stored time.Time
 	within(t, time.Now(), 5*time.Second, "the background render", func() bool {
