@@ -74,10 +74,10 @@ func readyChecks(t *testing.T, s served) (readyz, metric []string) {
 	var body struct {
 		Checks map[string]string `json:"checks"`
 	}
-	if err := json.Unmarshal(get(t, s.admin+"/readyz"), &body); err != nil {
+	if err := json.Unmarshal(getOK(t, s.admin+"/readyz"), &body); err != nil {
 		t.Fatal(err)
 	}
-	for _, line := range strings.Split(string(get(t, s.admin+"/metrics")), "\n") {
+	for _, line := range strings.Split(string(getOK(t, s.admin+"/metrics")), "\n") {
 		if dep, ok := strings.CutPrefix(line, `sharenote_dependency_up{dependency="`); ok {
 			metric = append(metric, dep[:strings.IndexByte(dep, '"')])
 		}
@@ -86,7 +86,7 @@ func readyChecks(t *testing.T, s served) (readyz, metric []string) {
 	return slices.Sorted(maps.Keys(body.Checks)), metric
 }
 
-func get(t *testing.T, url string) []byte {
+func getOK(t *testing.T, url string) []byte {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
@@ -144,7 +144,7 @@ func TestTargetsOpenOnlyWhatTheyNeed(t *testing.T) {
 			}
 			switch c.target {
 			case routes.OGRenderer:
-				if png := get(t, s.base+"/api/og/"+p.CUID+".png"); !bytes.HasPrefix(png, []byte("\x89PNG")) {
+				if png := getOK(t, s.base+"/api/og/"+p.CUID+".png"); !bytes.HasPrefix(png, []byte("\x89PNG")) {
 					t.Errorf("the preview is not a PNG: %q", png[:min(len(png), 16)])
 				}
 			case routes.Auth:

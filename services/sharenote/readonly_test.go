@@ -140,9 +140,9 @@ func withDB(dbURL string) []testkit.Option {
 	return []testkit.Option{testkit.WithEnv("SHARE_DATABASE_URL", dbURL)}
 }
 
-// publishWithImage publishes a titled note embedding one PNG through s's domain and
+// publishDomainNote publishes a titled note embedding one PNG through s's domain and
 // returns it.
-func publishWithImage(t *testing.T, s *testkit.Server, acc testkit.Account) note.Publication {
+func publishDomainNote(t *testing.T, s *testkit.Server, acc testkit.Account) note.Publication {
 	t.Helper()
 	notes := s.App.Deps().Notes
 	up := notes.NewUpload(acc.UserCUID)
@@ -230,10 +230,10 @@ func TestPublicReadsNeverWriteAndAStaleRenderIsRedoneOnceByAWriter(t *testing.T)
 func publicReadsNeverWrite(t *testing.T, b testkit.Backend, readDB, writeDB string) {
 	r := startReaders(t, b, readDB, writeDB)
 	acc := r.setup.NewAccount(t, "ada")
-	fresh := publishWithImage(t, r.setup, acc)
+	fresh := publishDomainNote(t, r.setup, acc)
 	r.readAll(t, "fresh", acc, fresh, false)
 
-	stale := publishWithImage(t, r.setup, acc)
+	stale := publishDomainNote(t, r.setup, acc)
 	makeStale(t, b, stale.CUID)
 	for i, page := range r.readAll(t, "stale", acc, stale, false) {
 		if !strings.Contains(page, staleMarker) {
