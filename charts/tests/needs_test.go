@@ -14,15 +14,13 @@ import (
 // workloadNeeds is what a workload's process needs: its target's needs (app.Target.Needs),
 // every target's in the all-in-one.
 func workloadNeeds(workload string) app.Needs {
-	var n app.Needs
+	var targets []app.Target
 	for _, t := range sharenote.Program.Targets {
 		if workload == "all-in-one" || t.Name == workload {
-			n.Database = max(n.Database, t.Needs.Database)
-			n.Redis = n.Redis || t.Needs.Redis
-			n.ObjectStore = n.ObjectStore || t.Needs.ObjectStore
+			targets = append(targets, t)
 		}
 	}
-	return n
+	return app.Union(targets)
 }
 
 // podSecrets are the names of the Secrets a pod reads: through its containers' env and

@@ -142,7 +142,7 @@ type App struct {
 // migrations; on Postgres it refuses to start on an outdated schema, because migrations
 // there are the operator's job.
 func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err error) {
-	a := &App{needs: union(opts.Targets)}
+	a := &App{needs: Union(opts.Targets)}
 	defer func() {
 		if err != nil {
 			_ = a.Close(context.WithoutCancel(ctx))

@@ -56,8 +56,8 @@ type Needs struct {
 	Jobs []string
 }
 
-// union is what a process serving every target of targets needs.
-func union(targets []Target) Needs {
+// Union is what a process serving every target of targets needs.
+func Union(targets []Target) Needs {
 	var n Needs
 	for _, t := range targets {
 		n.Database = max(n.Database, t.Needs.Database)
