@@ -242,7 +242,7 @@ func TestDeploymentsAreHardenedProbedAndRollSafely(t *testing.T) {
 				}
 
 				checkResources(t, name, c.Resources)
-				checkConfigWiring(t, r, name, c)
+				checkConfigWiring(t, r, name, c, workloadNeeds(w).ObjectStore)
 
 				// Spread over zones and nodes, softly.
 				if r.workloadSetting(w, "topologySpread.enabled") == true {
@@ -404,8 +404,9 @@ func checkProbe(t *testing.T, which string, c corev1.Container, p *corev1.Probe,
 }
 
 // checkConfigWiring asserts that a container reads the ConfigMap and both connection URLs
-// from Secrets, and that the environment it ends up with is a valid libs/config.
-func checkConfigWiring(t *testing.T, r *rendered, what string, c corev1.Container) {
+// from Secrets, the object store's settings when it needs the object store (else none),
+// and that the environment it ends up with is a valid libs/config.
+func checkConfigWiring(t *testing.T, r *rendered, what string, c corev1.Container, objectStore bool) {
 	t.Helper()
 	env := map[string]string{}
 	fromConfigMap := false
@@ -441,7 +442,15 @@ func checkConfigWiring(t *testing.T, r *rendered, what string, c corev1.Containe
 	if _, err := config.Load(func(k string) string { return env[k] }); err != nil {
 		t.Errorf("%s: its environment is not a valid configuration: %v", what, err)
 	}
-	checkObjectStoreEnv(t, r, what, c)
+	if objectStore {
+		checkObjectStoreEnv(t, r, what, c)
+	} else {
+		for _, e := range c.Env {
+			if e.Name == "SHARE_BLOB_URL" || slices.Contains(awsKeys, e.Name) {
+				t.Errorf("%s: %s is set, though its target needs no object store", what, e.Name)
+			}
+		}
+	}
 	for k, want := range map[string]string{"SHARE_ADDR": ":8080", "SHARE_ADMIN_ADDR": ":9090"} {
 		if env[k] != want {
 			t.Errorf("%s: %s=%q, want %q", what, k, env[k], want)
@@ -586,7 +595,7 @@ func TestReaperCronJobRunsTheReaper(t *testing.T) {
 			t.Errorf("command %v args %v, want the image's entrypoint with args %v (`sharenote reap`)", c.Command, c.Args, want)
 		}
 		checkResources(t, cj.Name, c.Resources)
-		checkConfigWiring(t, r, cj.Name, c)
+		checkConfigWiring(t, r, cj.Name, c, true)
 		checkRecommendedLabels(t, cj.Name+" pod template", js.Template.Labels)
 	})
 }

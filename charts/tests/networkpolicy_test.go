@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"testing"
@@ -100,12 +101,16 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 		}
 		np := func(path string) any { return r.val("networkPolicy." + path) }
 
-		// Expected egress: DNS on UDP and TCP, Postgres, Redis, and the extra rules.
-		wantEgress := map[string][]networkingv1.NetworkPolicyPeer{}
-		addEgress := func(proto string, ports any, to []networkingv1.NetworkPolicyPeer) {
+		// Expected egress: DNS on UDP and TCP, Postgres, Redis, and the extra rules; and
+		// the object store, only for the pods that touch image bytes.
+		wantEgress, objectStoreEgress := map[string][]networkingv1.NetworkPolicyPeer{}, map[string][]networkingv1.NetworkPolicyPeer{}
+		addTo := func(m map[string][]networkingv1.NetworkPolicyPeer, proto string, ports any, to []networkingv1.NetworkPolicyPeer) {
 			for _, p := range ports.([]any) {
-				wantEgress[fmt.Sprintf("%s/%v", proto, p)] = to
+				m[fmt.Sprintf("%s/%v", proto, p)] = to
 			}
+		}
+		addEgress := func(proto string, ports any, to []networkingv1.NetworkPolicyPeer) {
+			addTo(wantEgress, proto, ports, to)
 		}
 		addEgress("UDP", np("dns.ports"), peersFromValues(t, np("dns.to")))
 		addEgress("TCP", np("dns.ports"), peersFromValues(t, np("dns.to")))
@@ -115,9 +120,9 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 		bundled := r.str("objectStore.type") == "bundled"
 		if bundled {
 			minio := one[appsv1.StatefulSet](t, r, fullname(minioComponent))
-			wantEgress[fmt.Sprintf("TCP/%d", minioPort)] = []networkingv1.NetworkPolicyPeer{{PodSelector: minio.Spec.Selector}}
+			objectStoreEgress[fmt.Sprintf("TCP/%d", minioPort)] = []networkingv1.NetworkPolicyPeer{{PodSelector: minio.Spec.Selector}}
 		} else {
-			addEgress("TCP", np("objectStore.ports"), peersFromValues(t, np("objectStore.to")))
+			addTo(objectStoreEgress, "TCP", np("objectStore.ports"), peersFromValues(t, np("objectStore.to")))
 		}
 		var extra []networkingv1.NetworkPolicyEgressRule
 		b, _ := yaml.Marshal(np("extraEgress"))
@@ -172,7 +177,12 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 				}
 			}
 			wantIn := map[string][]networkingv1.NetworkPolicyPeer{}
-			wantOut := wantEgress
+			wantOut := maps.Clone(wantEgress)
+			if touchesImages(p) {
+				for k, v := range objectStoreEgress {
+					wantOut[k] = append(slices.Clone(wantOut[k]), v...)
+				}
+			}
 			if p.labels["app.kubernetes.io/component"] == minioComponent {
 				// The bundled MinIO: its S3 port to the release's pods; nothing out.
 				wantIn[fmt.Sprintf("TCP/%d", minioPort)] = releasePeers
@@ -211,6 +221,17 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 			comparePorts(t, p.name+" egress", gotOut, wantOut)
 		}
 	})
+}
+
+// touchesImages reports whether a pod of the release reads or writes image bytes, and so
+// may reach the object store: a workload whose target needs it, the migration (which
+// copies older bytes), the reaper, the bundled bucket's Job.
+func touchesImages(p pod) bool {
+	c := p.labels["app.kubernetes.io/component"]
+	if p.serving {
+		return workloadNeeds(c).ObjectStore
+	}
+	return slices.Contains([]string{"migration", "reaper", "minio-bucket"}, c)
 }
 
 // comparePorts asserts the same ports are open, each to exactly the configured peers.

@@ -11,7 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/services/sharenote"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -159,14 +161,34 @@ The targets (libs/routes.Targets), in deployment order: one Deployment each in s
 	return b.String(), nil
 }
 
+// needsTemplate returns the part of templates/_routes.tpl that lists what each target
+// needs (app.Target.Needs), of which a workload gets the credentials.
+func needsTemplate(targets []app.Target) string {
+	var b strings.Builder
+	b.WriteString(`
+{{/*
+What each target needs (app.Target.Needs; ` + "`sharenote routes --needs`" + `): a workload is given the
+credentials of these only.
+*/}}
+{{- define "sharenote.needs" -}}
+`)
+	for _, t := range targets {
+		fmt.Fprintf(&b, "%s: {database: %s, redis: %t, objectStore: %t}\n", yamlScalar(t.Name), t.Needs.Database, t.Needs.Redis, t.Needs.ObjectStore)
+	}
+	b.WriteString("{{- end -}}\n")
+	return b.String()
+}
+
 // TestRoutesTemplateIsGeneratedFromTheTable keeps the chart's Ingress paths the routes
-// table's: the committed _routes.tpl must be the generator's output. `go test -run Routes
-// -update` rewrites it (and, as the flag is shared, the compose nginx of the same table).
+// table's, and its targets' needs the code's: the committed _routes.tpl must be the
+// generators' output. `go test -run Routes -update` rewrites it (and, as the flag is
+// shared, the compose nginx of the same table).
 func TestRoutesTemplateIsGeneratedFromTheTable(t *testing.T) {
 	want, err := routesTemplate(routes.Targets, routes.Table)
 	if err != nil {
 		t.Fatalf("the routes table cannot be routed by an Ingress: %v", err)
 	}
+	want += needsTemplate(sharenote.Program.Targets)
 	file := filepath.Join(chartDir(t), routesTemplateFile)
 	got, err := os.ReadFile(file)
 	if *update && string(got) != want {

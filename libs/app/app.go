@@ -4,7 +4,8 @@
 // SQLite, Redis or the in-process limiter) are chosen by configuration, never by forking
 // code.
 //
-// app.go assembles a process (New) from its dependencies and targets; serve.go serves it
+// app.go assembles a process (New) from its targets and the dependencies they need
+// (needs.go: each target declares them, and New opens no other); serve.go serves it
 // and shuts it down in order (Serve, Run) and runs its jobs; ready.go answers /readyz and
 // checks the shared dependencies; router.go mounts the targets' routes. program.go is the
 // binary's command line (on libs/cli) with serve, routes and version; configcmd.go,
@@ -19,6 +20,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -48,14 +50,17 @@ import (
 	"github.com/sharenote/sharenote/libs/telemetry"
 )
 
-// Deps are the shared resources every target is built from.
+// Deps are the shared resources the targets are built from. Only what a process's targets
+// need is behind them: without the object store, the notes' core has no blobs, without the
+// renderer it renders nothing (Target.Needs).
 type Deps struct {
 	Config   config.Config
 	Log      *slog.Logger
 	Accounts *account.Core
 	Settings *account.SettingsCore
 	Notes    *note.Core
-	// Reads is the per-process cache of public reads, kept current by the change feed.
+	// Reads is the per-process cache of public reads, kept current by the change feed;
+	// nil unless a target needs the change feed.
 	Reads    *readcache.Cache
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
@@ -85,7 +90,9 @@ type Job struct {
 // shared dependencies.
 type Target struct {
 	Name string
-	New  func(Deps) (Parts, error)
+	// Needs are what the target uses; New must build its parts from those alone.
+	Needs Needs
+	New   func(Deps) (Parts, error)
 }
 
 // Options describe a process.
@@ -106,11 +113,18 @@ type Options struct {
 
 // App is a built process, ready to serve.
 type App struct {
-	deps   Deps
+	deps Deps
+	// needs are the union of the targets' needs; opened names what New opened and built
+	// for them, in order ("database", "redis", "object store", "change feed", "renderer").
+	needs  Needs
+	opened []string
 	db     *gorm.DB
-	blobs  blob.Store
-	jobs   []Job
-	engine *gin.Engine
+	// blobs is nil when no target needs the object store.
+	blobs    blob.Store
+	notes    *notedb.Store
+	accounts *accountdb.Store
+	jobs     []Job
+	engine   *gin.Engine
 	// uploads admits the requests with large bodies; its waiters give up when shutdown
 	// begins.
 	uploads  *httpx.Uploads
@@ -123,11 +137,12 @@ type App struct {
 	closers      []func(context.Context) error
 }
 
-// New connects the dependencies the configuration names and builds the targets' router.
-// On the embedded default (SQLite) it applies pending migrations; on Postgres it refuses to
-// start on an outdated schema, because migrations there are the operator's job.
+// New connects the dependencies that its targets need (Target.Needs), and no other, and
+// builds the targets' router. On the embedded default (SQLite) it applies pending
+// migrations; on Postgres it refuses to start on an outdated schema, because migrations
+// there are the operator's job.
 func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err error) {
-	a := &App{}
+	a := &App{needs: Union(opts.Targets)}
 	defer func() {
 		if err != nil {
 			_ = a.Close(context.WithoutCancel(ctx))
@@ -146,22 +161,10 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		return nil, err
 	}
 	lim := a.newLimiters(cfg, now, log, reg)
-	a.feed = changefeed.New(a.rdb, cfg.RedisKeyPrefix, log, reg)
-	reads := readcache.New(cfg.CacheBytes, a.feed.Fresh, now, reg)
-	a.feed.OnChange(reads.Drop)
-	accounts := accountdb.New(a.db)
-	notes := notedb.New(a.db, a.blobs)
-	a.deps = Deps{Config: cfg, Log: log,
-		Accounts: account.NewCore(accounts, now, a.feed),
-		Settings: account.NewSettingsCore(accounts, cfg.ImageQuotaBytes, a.feed),
-		Notes: note.NewCore(notes, note.Config{Now: now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes,
-			Renderer: Renderer{}, Blobs: a.blobs, Notifier: a.feed, Log: log, Registerer: reg}),
-		Reads:    reads,
-		Registry: reg, Tracer: tp, Now: now}
-	sessions := authn.NewCache(a.deps.Accounts, a.feed.Fresh, now)
-	a.feed.OnChange(sessions.Drop)
-	if cfg.ReapInterval > 0 {
-		a.jobs = append(a.jobs, reapJob(a.deps, notes, accounts))
+	var sessions authn.Verifier
+	a.deps, sessions = a.newDeps(cfg, log, reg, tp, now)
+	if cfg.ReapInterval > 0 && slices.Contains(a.needs.Jobs, JobReap) {
+		a.jobs = append(a.jobs, reapJob(a.deps, a.notes, a.accounts))
 	}
 	parts, err := a.buildTargets(opts.Targets)
 	if err != nil {
@@ -176,9 +179,47 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	return a, nil
 }
 
-// connect starts the tracer provider and opens the database, Redis (when configured) and
-// the object store, and returns the tracer provider. Close flushes the tracer and closes
-// the database and Redis.
+// newDeps builds the domain's cores over what connect opened, and, when a target needs
+// the change feed, the feed, the cache of public reads and the session cache it keeps
+// current (nil otherwise: a target without bearer routes verifies no session).
+func (a *App) newDeps(cfg config.Config, log *slog.Logger, reg *prometheus.Registry, tp trace.TracerProvider, now func() time.Time) (Deps, authn.Verifier) {
+	var (
+		reads         *readcache.Cache
+		accountEvents account.Notifier
+		noteEvents    note.Notifier
+		renderer      note.Renderer
+	)
+	if a.needs.ChangeFeed {
+		a.feed = changefeed.New(a.rdb, cfg.RedisKeyPrefix, log, reg)
+		reads = readcache.New(cfg.CacheBytes, a.feed.Fresh, now, reg)
+		a.feed.OnChange(reads.Drop)
+		accountEvents, noteEvents = a.feed, a.feed
+		a.opened = append(a.opened, "change feed")
+	}
+	if a.needs.Renderer {
+		renderer = Renderer{}
+		a.opened = append(a.opened, "renderer")
+	}
+	a.accounts = accountdb.New(a.db)
+	a.notes = notedb.New(a.db, a.blobs)
+	d := Deps{Config: cfg, Log: log,
+		Accounts: account.NewCore(a.accounts, now, accountEvents),
+		Settings: account.NewSettingsCore(a.accounts, cfg.ImageQuotaBytes, accountEvents),
+		Notes: note.NewCore(a.notes, note.Config{Now: now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes,
+			Renderer: renderer, Blobs: a.blobs, Notifier: noteEvents, Log: log, Registerer: reg}),
+		Reads:    reads,
+		Registry: reg, Tracer: tp, Now: now}
+	if a.feed == nil {
+		return d, nil
+	}
+	sessions := authn.NewCache(d.Accounts, a.feed.Fresh, now)
+	a.feed.OnChange(sessions.Drop)
+	return d, sessions
+}
+
+// connect starts the tracer provider and opens what the targets need of the database,
+// Redis (when configured) and the object store, and returns the tracer provider. Close
+// flushes the tracer and closes the database and Redis.
 func (a *App) connect(ctx context.Context, cfg config.Config, opts Options, reg prometheus.Registerer) (trace.TracerProvider, error) {
 	tp, flush, err := telemetry.NewTracerProvider(ctx, opts.Process, opts.Getenv)
 	if err != nil {
@@ -186,27 +227,34 @@ func (a *App) connect(ctx context.Context, cfg config.Config, opts Options, reg 
 	}
 	a.closers = append(a.closers, flush)
 
-	gdb, err := OpenDB(ctx, cfg.DatabaseURL, tp)
-	if err != nil {
-		return nil, err
+	if a.needs.Database != NoDatabase {
+		gdb, err := OpenDB(ctx, cfg.DatabaseURL, tp)
+		if err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, func(context.Context) error { db.Close(gdb); return nil })
+		a.db = gdb
+		a.opened = append(a.opened, "database")
+		sqlDB, _ := gdb.DB()
+		telemetry.RegisterDBStats(reg, sqlDB)
 	}
-	a.closers = append(a.closers, func(context.Context) error { db.Close(gdb); return nil })
-	a.db = gdb
-	sqlDB, _ := gdb.DB()
-	telemetry.RegisterDBStats(reg, sqlDB)
 
-	if cfg.RedisURL != "" {
+	if a.needs.Redis && cfg.RedisURL != "" {
 		if a.rdb, err = redisx.Open(cfg.RedisURL); err != nil {
 			return nil, err
 		}
 		a.closers = append(a.closers, func(context.Context) error { return a.rdb.Close() })
+		a.opened = append(a.opened, "redis")
 	}
 
-	if a.blobs, err = blobstore.Open(ctx, cfg.BlobURL, opts.Getenv); err != nil {
-		return nil, fmt.Errorf("SHARE_BLOB_URL: %w", err)
-	}
-	if opts.WrapBlobs != nil {
-		a.blobs = opts.WrapBlobs(a.blobs)
+	if a.needs.ObjectStore {
+		if a.blobs, err = blobstore.Open(ctx, cfg.BlobURL, opts.Getenv); err != nil {
+			return nil, fmt.Errorf("SHARE_BLOB_URL: %w", err)
+		}
+		if opts.WrapBlobs != nil {
+			a.blobs = opts.WrapBlobs(a.blobs)
+		}
+		a.opened = append(a.opened, "object store")
 	}
 	return tp, nil
 }
@@ -226,13 +274,16 @@ func (a *App) newLimiters(cfg config.Config, now func() time.Time, log *slog.Log
 }
 
 // buildTargets builds each target's parts from the dependencies, keyed by target name,
-// and gathers their jobs.
+// and gathers their jobs, which the target's needs must declare.
 func (a *App) buildTargets(targets []Target) (map[string]Parts, error) {
 	parts := make(map[string]Parts, len(targets))
 	for _, m := range targets {
 		s, err := m.New(a.deps)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", m.Name, err)
+		}
+		if err := m.declares(s.Jobs); err != nil {
+			return nil, err
 		}
 		parts[m.Name] = s
 		a.jobs = append(a.jobs, s.Jobs...)

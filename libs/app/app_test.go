@@ -29,9 +29,13 @@ import (
 func TestMain(m *testing.M) { testkit.Main(m) }
 
 // notesTarget is the notes target with handlers that answer 501 Not Implemented,
-// except those in handlers, and with jobs.
+// except those in handlers, and with jobs, needing what a target may need.
 func notesTarget(handlers app.Handlers, jobs ...app.Job) app.Target {
-	return app.Target{Name: routes.Notes, New: func(app.Deps) (app.Parts, error) {
+	needs := app.Needs{Database: app.ReadWrite, Redis: true, ObjectStore: true, Renderer: true, ChangeFeed: true}
+	for _, j := range jobs {
+		needs.Jobs = append(needs.Jobs, j.Name)
+	}
+	return app.Target{Name: routes.Notes, Needs: needs, New: func(app.Deps) (app.Parts, error) {
 		all := app.Handlers{}
 		for _, r := range routes.ForTarget(routes.Notes) {
 			all[r] = func(c *gin.Context) { c.Status(http.StatusNotImplemented) }
@@ -111,7 +115,8 @@ func TestPostgresWithPendingMigrationsIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = app.New(context.Background(), cfg, app.Options{Process: "test", Getenv: func(string) string { return "" }, Logs: &testkit.SyncBuffer{}})
+	_, err = app.New(context.Background(), cfg, app.Options{Process: "test", Targets: []app.Target{panicking},
+		Getenv: func(string) string { return "" }, Logs: &testkit.SyncBuffer{}})
 	if err == nil || !strings.Contains(err.Error(), "sharenote migrate") {
 		t.Fatalf("New = %v, want an error naming `sharenote migrate`", err)
 	}

@@ -19,11 +19,12 @@ import (
 // progress after.
 const copyBatch = 100
 
-// runMigrate is `sharenote migrate`: it applies the pending schema migrations, then
-// copies the image bytes that releases before the object store kept in the database into
-// the store (notedb.CopyLegacyImages: idempotent and resumable), logging its progress, and
-// prints {"status":"migrated","images_copied","images_skipped","bytes_copied"}.
-func runMigrate(ctx context.Context, env cli.Env, args []string) error {
+// migrate is `sharenote migrate`: it applies the pending schema migrations, grants each
+// role of SHARE_DATABASE_ROLES what its targets need (roleGrants), then copies the image
+// bytes that releases before the object store kept in the database into the store
+// (notedb.CopyLegacyImages: idempotent and resumable), logging its progress, and prints
+// {"status":"migrated","granted","images_copied","images_skipped","bytes_copied"}.
+func (p Program) migrate(ctx context.Context, env cli.Env, args []string) error {
 	if err := cli.NoArgs(args); err != nil {
 		return err
 	}
@@ -39,6 +40,15 @@ func runMigrate(ctx context.Context, env cli.Env, args []string) error {
 	if err := db.Migrate(ctx, gdb); err != nil {
 		return err
 	}
+	granted, err := p.roleGrants(cfg.DatabaseRoles)
+	if err != nil {
+		return err
+	}
+	for role, access := range granted {
+		if err := db.Grant(ctx, gdb, role, access == ReadWrite.String()); err != nil {
+			return err
+		}
+	}
 	blobs, err := blobstore.Open(ctx, cfg.BlobURL, env.Getenv)
 	if err != nil {
 		return fmt.Errorf("SHARE_BLOB_URL: %w", err)
@@ -50,6 +60,27 @@ func runMigrate(ctx context.Context, env cli.Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("copy images into the object store (%s): %w; run migrate again to resume", blobs, err)
 	}
-	return json.NewEncoder(env.Stdout).Encode(map[string]any{"status": "migrated",
+	return json.NewEncoder(env.Stdout).Encode(map[string]any{"status": "migrated", "granted": granted,
 		"images_copied": copied.Objects, "images_skipped": copied.Skipped, "bytes_copied": copied.Bytes})
+}
+
+// roleGrants maps each role of roles (by target) to the access its targets need
+// ("read-only" or "read-write"), the most any of them needs.
+func (p Program) roleGrants(roles map[string]string) (map[string]string, error) {
+	access := map[string]Access{}
+	for name, role := range roles {
+		targets, err := p.targets([]string{name})
+		if err != nil {
+			return nil, err
+		}
+		access[role] = max(access[role], targets[0].Needs.Database)
+	}
+	out := make(map[string]string, len(access))
+	for role, a := range access {
+		if a == NoDatabase {
+			continue
+		}
+		out[role] = a.String()
+	}
+	return out, nil
 }

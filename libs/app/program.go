@@ -39,10 +39,10 @@ func (p Program) cli() cli.Program {
 	return cli.Program{Name: p.Name, Commands: append([]cli.Command{
 		{Name: "serve", Summary: "serve the API's targets (public and admin listeners)", Usage: "[--target LIST]",
 			Flags: func(fs *flag.FlagSet) { serveFlags(fs) }, Run: p.serve},
-		{Name: "migrate", Summary: "apply pending database migrations, then copy image bytes kept in the database into the object store",
-			Run: runMigrate},
-		{Name: "routes", Summary: "print the routes table, or with --targets the targets, one a line", Usage: "[--targets]",
-			Flags: func(fs *flag.FlagSet) { routesFlags(fs) }, Run: runRoutes},
+		{Name: "migrate", Summary: "apply pending database migrations, grant the roles of SHARE_DATABASE_ROLES, then copy image bytes kept in the database into the object store",
+			Run: p.migrate},
+		{Name: "routes", Summary: "print the routes table, with --targets the targets, one a line, with --needs what each needs",
+			Usage: "[--targets | --needs]", Flags: func(fs *flag.FlagSet) { routesFlags(fs) }, Run: p.routes},
 		{Name: "version", Summary: "print the version", Run: func(_ context.Context, env cli.Env, args []string) error {
 			if err := cli.NoArgs(args); err != nil {
 				return err
@@ -55,23 +55,30 @@ func (p Program) cli() cli.Program {
 	}, p.Commands...)}
 }
 
-// runRoutes is `sharenote routes`: the routes table, or with --targets the targets.
-func runRoutes(_ context.Context, env cli.Env, args []string) error {
+// routes is `sharenote routes`: the routes table, with --targets the targets, with --needs
+// the table of what each target needs.
+func (p Program) routes(_ context.Context, env cli.Env, args []string) error {
 	fs := flag.NewFlagSet("routes", flag.ContinueOnError)
-	targets := routesFlags(fs)
+	targets, needs := routesFlags(fs)
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	if *targets {
+	switch {
+	case *targets && *needs:
+		return fmt.Errorf("%w: --targets and --needs exclude each other", cli.ErrUsage)
+	case *targets:
 		_, err := fmt.Fprintln(env.Stdout, strings.Join(routes.Targets, "\n"))
 		return err
+	case *needs:
+		return PrintNeeds(env.Stdout, p.Targets)
 	}
 	return routes.Print(env.Stdout)
 }
 
 // routesFlags defines the routes command's flags on fs.
-func routesFlags(fs *flag.FlagSet) *bool {
-	return fs.Bool("targets", false, "print the targets (what serve --target takes), one a line, for scripts")
+func routesFlags(fs *flag.FlagSet) (targets, needs *bool) {
+	return fs.Bool("targets", false, "print the targets (what serve --target takes), one a line, for scripts"),
+		fs.Bool("needs", false, "print what each target needs (database access, Redis, object store, renderer, change feed, jobs) as a Markdown table")
 }
 
 // serveFlags defines serve's flags on fs; --target mirrors SHARE_TARGETS.

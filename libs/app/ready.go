@@ -27,19 +27,27 @@ func (a *App) Readiness(ctx context.Context) httpx.Readiness {
 	return httpx.Readiness{Status: httpx.StatusReady, Checks: a.checkDependencies(ctx)}
 }
 
-// checkDependencies pings the database, the object store and, when configured, Redis, each within
+// checkDependencies pings the dependencies the process opened (the database, the object
+// store and Redis, as its targets need them and the configuration sets them), each within
 // dependencyTimeout, records the result in sharenote_dependency_up and returns each
-// dependency's state.
+// dependency's state; Redis that a target needs but SHARE_REDIS_URL leaves out is "not
+// configured".
 func (a *App) checkDependencies(ctx context.Context) map[string]string {
-	checks := map[string]func(context.Context) error{
-		"database":     func(ctx context.Context) error { return db.Ping(ctx, a.db) },
-		"object_store": a.blobs.Ping,
+	checks := map[string]func(context.Context) error{}
+	if a.db != nil {
+		checks["database"] = func(ctx context.Context) error { return db.Ping(ctx, a.db) }
+	}
+	if a.blobs != nil {
+		checks["object_store"] = a.blobs.Ping
 	}
 	if a.rdb != nil {
 		checks["redis"] = func(ctx context.Context) error { return redisx.Ping(ctx, a.rdb) }
 	}
+	states := map[string]string{}
+	if a.needs.Redis && a.rdb == nil {
+		states["redis"] = "not configured"
+	}
 	var mu sync.Mutex
-	states := map[string]string{"redis": "not configured"}
 	var wg sync.WaitGroup
 	for name, check := range checks {
 		wg.Go(func() {
@@ -77,7 +85,7 @@ func (c checkedCollector) Collect(ch chan<- prometheus.Metric) {
 // (compose, systemd).
 func (a *App) registerDependencyUp(reg prometheus.Registerer) {
 	a.dependencyUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "sharenote_dependency_up",
-		Help: "1 while a shared dependency (database, object_store, redis) answered its last check, else 0; checked by /readyz and by every scrape."},
+		Help: "1 while a shared dependency that the process's targets need (database, object_store, redis) answered its last check, else 0; checked by /readyz and by every scrape."},
 		[]string{"dependency"})
 	reg.MustRegister(checkedCollector{a.dependencyUp, func() { a.checkDependencies(context.Background()) }})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 
@@ -25,7 +26,9 @@ import (
 // snapshots of notes unpublished longer than SHARE_UNPUBLISHED_RETENTION, then expired
 // sessions; with --orphans it first sweeps the whole object store for objects no row
 // names. It prints {"images","bytes","batches","reservations","orphans","orphan_bytes",
-// "notes","versions","sessions"}.
+// "notes","versions","sessions"}. With --every it reaps again after each interval until
+// it is stopped, a line for each reap (compose's reaper, which has no CronJob), and a
+// failed reap is logged, not the end.
 var reapCommand = cli.Command{
 	Name:    "reap",
 	Summary: "delete unpublished notes' images, then their text and versions after the retention, and expired sessions",
@@ -38,12 +41,14 @@ var reapCommand = cli.Command{
 type reapFlags struct {
 	batch, maxBatches int
 	orphans           bool
+	every             time.Duration
 }
 
 func (f *reapFlags) define(fs *flag.FlagSet) {
 	fs.IntVar(&f.batch, "batch", 100, "at most this many images, notes or sessions per transaction")
 	fs.IntVar(&f.maxBatches, "max-batches", 0, "stop the images, and the notes, after this many batches each (0: until none is left)")
 	fs.BoolVar(&f.orphans, "orphans", false, "also list the whole object store and delete objects older than an upload may take that no image row names")
+	fs.DurationVar(&f.every, "every", 0, "reap again after this long, until stopped (0: reap once and exit)")
 }
 
 func runReap(ctx context.Context, env cli.Env, args []string) error {
@@ -53,8 +58,8 @@ func runReap(ctx context.Context, env cli.Env, args []string) error {
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
 	}
-	if f.batch < 1 || f.maxBatches < 0 {
-		return fmt.Errorf("%w: --batch must be ≥ 1 and --max-batches ≥ 0", cli.ErrUsage)
+	if f.batch < 1 || f.maxBatches < 0 || f.every < 0 {
+		return fmt.Errorf("%w: --batch must be ≥ 1, --max-batches and --every ≥ 0", cli.ErrUsage)
 	}
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
@@ -66,23 +71,38 @@ func runReap(ctx context.Context, env cli.Env, args []string) error {
 		return fmt.Errorf("SHARE_BLOB_URL: %w", err)
 	}
 	return withStores(ctx, cfg, env.Stderr, blobs, func(s stores) error {
-		var r reaped
-		var err error
-		if f.orphans {
-			r.swept, err = s.notes.SweepOrphans(ctx, time.Now().Add(-note.UploadTimeout))
+		for {
+			err := f.reapOnce(ctx, s, cfg.UnpublishedRetention, log, env.Stdout)
+			if f.every == 0 {
+				return err
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(f.every):
+			}
 		}
-		if err == nil {
-			err = r.reap(ctx, s.notes, s.accounts, time.Now(), cfg.UnpublishedRetention, f.batch, f.maxBatches)
-		}
-		r.log(ctx, log, err)
-		if err != nil {
-			return err
-		}
-		orphans := r.orphans()
-		return json.NewEncoder(env.Stdout).Encode(map[string]any{"images": r.images.Images, "bytes": r.images.Bytes,
-			"batches": r.images.Batches, "reservations": r.expired.Reservations, "orphans": orphans.Objects,
-			"orphan_bytes": orphans.Bytes, "notes": r.notes.Notes, "versions": r.notes.Versions, "sessions": r.sessions})
 	})
+}
+
+// reapOnce reaps once, logs what it deleted and prints it as a JSON line to out.
+func (f reapFlags) reapOnce(ctx context.Context, s stores, retention time.Duration, log *slog.Logger, out io.Writer) error {
+	var r reaped
+	var err error
+	if f.orphans {
+		r.swept, err = s.notes.SweepOrphans(ctx, time.Now().Add(-note.UploadTimeout))
+	}
+	if err == nil {
+		err = r.reap(ctx, s.notes, s.accounts, time.Now(), retention, f.batch, f.maxBatches)
+	}
+	r.log(ctx, log, err)
+	if err != nil {
+		return err
+	}
+	orphans := r.orphans()
+	return json.NewEncoder(out).Encode(map[string]any{"images": r.images.Images, "bytes": r.images.Bytes,
+		"batches": r.images.Batches, "reservations": r.expired.Reservations, "orphans": orphans.Objects,
+		"orphan_bytes": orphans.Bytes, "notes": r.notes.Notes, "versions": r.notes.Versions, "sessions": r.sessions})
 }
 
 // reaped is what one reap deleted.
@@ -137,7 +157,8 @@ func (r reaped) log(ctx context.Context, log *slog.Logger, err error) {
 }
 
 // reapJob is the in-process reaper of a serving process that SHARE_REAP_INTERVAL asks for
-// (the embedded default's stand-in for the CronJob), whatever targets it serves, exporting
+// (the embedded default's stand-in for the CronJob) when one of its targets declares
+// JobReap (notes), exporting
 // what it deletes. It logs a reap that deleted something and returns a failure, which the
 // process logs as the job's.
 func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job {
@@ -146,7 +167,7 @@ func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job
 		counters[i] = prometheus.NewCounter(prometheus.CounterOpts{Name: rc.name, Help: rc.help})
 		d.Registry.MustRegister(counters[i])
 	}
-	return Job{Name: "reap", Every: d.Config.ReapInterval, Run: func(ctx context.Context) error {
+	return Job{Name: JobReap, Every: d.Config.ReapInterval, Run: func(ctx context.Context) error {
 		var r reaped
 		err := r.reap(ctx, noteStore, accountStore, d.Now(), d.Config.UnpublishedRetention, 100, 0)
 		for i, rc := range reapCounters {

@@ -29,8 +29,9 @@ type limiters struct {
 }
 
 // newRouter mounts the routes of the targets in parts (keyed by target name), each with
-// the middleware its row names; a route of a target without a handler, or a handler for a
-// route of another target, is an error. The middleware order, outermost first: request id,
+// the middleware its row names; a route of a target without a handler, a handler for a
+// route of another target, or a route that needs a session without sessions (nil when no
+// target needs the change feed), is an error. The middleware order, outermost first: request id,
 // tracing, access log, metrics, error rendering, panic recovery, the per-IP limit on
 // everything; then per route: body limit (size and minimum transfer rate), the per-IP auth
 // limit, bearer auth, the per-account mutation limit, the upload cap, the handler.
@@ -55,7 +56,10 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Upl
 		ratelimit.Middleware(lim.perIP, ratelimit.AllAPI, clientIP),
 	)
 
-	auth := authn.Middleware(sessions)
+	var auth gin.HandlerFunc
+	if sessions != nil {
+		auth = authn.Middleware(sessions)
+	}
 	var mounted []routes.Route
 	for _, target := range slices.Sorted(maps.Keys(parts)) {
 		s := parts[target]
@@ -68,6 +72,9 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Upl
 			h, ok := s.Handlers[r]
 			if !ok || h == nil {
 				return nil, fmt.Errorf("target %s has no handler for its route %s %s", target, r.Method, r.Path)
+			}
+			if auth == nil && (r.Access == routes.Bearer || r.Access == routes.Mutation) {
+				return nil, fmt.Errorf("target %s verifies sessions (%s %s) but does not need the change feed that keeps them current", target, r.Method, r.Path)
 			}
 			handlers := append(chain(r, lim, auth, uploads), h)
 			e.Handle(r.Method, r.Path, handlers...)

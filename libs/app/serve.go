@@ -25,7 +25,7 @@ import (
 // The caller then closes the stores (Close), which nothing uses any more.
 func (a *App) Serve(ctx context.Context, public, admin net.Listener) error {
 	cfg := a.deps.Config
-	a.deps.Log.Info("serving", "addr", public.Addr().String(), "admin_addr", admin.Addr().String(), "config", cfg)
+	a.deps.Log.Info("serving", "addr", public.Addr().String(), "admin_addr", admin.Addr().String(), "opened", a.opened, "jobs", a.jobNames(), "config", cfg)
 	// The servers' context ends only after readiness has turned off.
 	serversCtx, stopServers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopServers()
@@ -47,7 +47,9 @@ func (a *App) Serve(ctx context.Context, public, admin net.Listener) error {
 	for _, j := range a.jobs {
 		background.Go(func() { a.repeat(jobsCtx, j) })
 	}
-	background.Go(func() { a.feed.Run(jobsCtx) })
+	if a.feed != nil {
+		background.Go(func() { a.feed.Run(jobsCtx) })
+	}
 	err := httpx.Serve(serversCtx, httpx.Shutdown{Drain: cfg.DrainDelay, Timeout: cfg.ShutdownTimeout},
 		httpx.Listener{Name: "public", Net: public, Server: httpx.NewServer(a.engine)},
 		httpx.Listener{Name: "admin", Net: admin, Server: httpx.NewServer(a.admin)})
@@ -57,6 +59,15 @@ func (a *App) Serve(ctx context.Context, public, admin net.Listener) error {
 	background.Wait()
 	a.deps.Log.Info("stopped")
 	return err
+}
+
+// jobNames are the names of the jobs the process runs while it serves.
+func (a *App) jobNames() []string {
+	names := make([]string, len(a.jobs))
+	for i, j := range a.jobs {
+		names[i] = j.Name
+	}
+	return names
 }
 
 // repeat runs j every j.Every until ctx ends, logging its failures.

@@ -36,6 +36,9 @@ type Config struct {
 	DataDir string
 	// DatabaseURL is postgres://… or sqlite:<path>.
 	DatabaseURL string
+	// DatabaseRoles are the database roles `sharenote migrate` grants to, by target
+	// (SHARE_DATABASE_ROLES): each gets what its target needs.
+	DatabaseRoles map[string]string
 	// BlobURL is where image bytes live (libs/blob.Open).
 	BlobURL string
 	// RedisURL is redis://…; empty selects the in-process rate limiter (one process only).

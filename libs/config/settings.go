@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,6 +100,10 @@ var Variables = []Setting{
 			return nil
 		},
 		show: text(func(c *Config) *string { return &c.DatabaseURL })},
+	{Name: "SHARE_DATABASE_ROLES", Key: "database_roles",
+		Meaning: "the database roles `sharenote migrate` grants to, a comma list of `<target>=<role>` (Postgres only): SELECT for a target that only reads (`og-renderer`, `images`), SELECT, INSERT, UPDATE and DELETE for the others, on every table now and on those later migrations add; the operator creates the roles and sets each workload's `SHARE_DATABASE_URL` to its own (docs/operations.md \"Database roles\")",
+		parse:   parseDatabaseRoles,
+		show:    func(c Config) slog.Value { return slog.AnyValue(c.DatabaseRoles) }},
 	{Name: "SHARE_BLOB_URL", Key: "blob_url", DefaultDoc: "`file://$SHARE_DATA_DIR/blobs`",
 		Meaning: "where image bytes live: `file://<dir>` (written atomically: temp file, fsync, rename) or `s3://<bucket>?endpoint=<host:port>&region=<r>&tls=<true|false>` for any S3-compatible store (AWS S3, MinIO, Ceph RGW, R2, GCS interoperability; path-style addressing with an endpoint, AWS's virtual-host style without). " +
 			"S3 credentials come from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` (/ `AWS_SESSION_TOKEN`), else the AWS credential chain (shared credentials file, web identity with `AWS_ROLE_ARN` + `AWS_WEB_IDENTITY_TOKEN_FILE` as IRSA sets them, instance metadata)",
@@ -153,7 +159,7 @@ var Variables = []Setting{
 		parse:   number(func(c *Config) *int64 { return &c.ImageQuotaBytes }, 0, math.MaxInt64, "a number of bytes"),
 		show:    func(c Config) slog.Value { return slog.Int64Value(c.ImageQuotaBytes) }},
 	{Name: "SHARE_REAP_INTERVAL", Key: "reap_interval", DefaultDoc: "`10m` on SQLite, `0` on Postgres",
-		Meaning:     "how often a serving process (whatever its targets) runs the reap itself; `0` leaves it to the reaper CronJob",
+		Meaning:     "how often a serving process whose targets declare the reap (`notes`, so the all-in-one) runs it itself; `0` leaves it to the reaper CronJob (`sharenote reap`)",
 		defaultFrom: defaultReapInterval,
 		parse:       duration(func(c *Config) *time.Duration { return &c.ReapInterval }, 0, math.MaxInt64, "a duration ≥ 0"),
 		show:        durationText(func(c *Config) *time.Duration { return &c.ReapInterval })},
@@ -259,6 +265,32 @@ func parseTrustedProxies(c *Config, name, v string) error {
 			continue
 		}
 		c.TrustedProxies = append(c.TrustedProxies, p)
+	}
+	return errors.Join(errList...)
+}
+
+// roleName is a Postgres role that needs no quoting: what SHARE_DATABASE_ROLES accepts.
+var roleName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// parseDatabaseRoles reads a comma list of target=role, with one error per bad entry.
+func parseDatabaseRoles(c *Config, name, v string) error {
+	var errList []error
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		target, role, _ := strings.Cut(s, "=")
+		switch {
+		case !slices.Contains(routes.Targets, target):
+			errList = append(errList, fmt.Errorf("%s: %q names no target (%s)", name, s, strings.Join(routes.Targets, ", ")))
+		case !roleName.MatchString(role):
+			errList = append(errList, fmt.Errorf("%s: %q: a role is lower-case letters, digits and _, not starting with a digit", name, s))
+		default:
+			if c.DatabaseRoles == nil {
+				c.DatabaseRoles = map[string]string{}
+			}
+			c.DatabaseRoles[target] = role
+		}
 	}
 	return errors.Join(errList...)
 }

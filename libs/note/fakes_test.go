@@ -594,6 +594,13 @@ func (s *fakeStore) FindView(_ context.Context, cuid string) (note.View, error) 
 	return s.view(rec), nil
 }
 
+// FindCard is FindView without the body, as the store narrows it.
+func (s *fakeStore) FindCard(ctx context.Context, cuid string) (note.View, error) {
+	v, err := s.FindView(ctx, cuid)
+	v.Content, v.Properties, v.HTML, v.Links, v.Outline = "", nil, "", note.Links{}, ""
+	return v, err
+}
+
 // SaveRender stores the render only if the publication still has p's etag, still has
 // the render prev, and holds no render of a newer renderer.
 func (s *fakeStore) SaveRender(_ context.Context, p note.Publication, prev string) error {

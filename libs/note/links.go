@@ -14,7 +14,7 @@ import (
 // active publications (one query of the link index), LinksTag naming what they resolved
 // to and LinksExpireAt the earliest expiry among the notes they lead to.
 func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
-	v, err := c.activeView(ctx, cuid)
+	v, err := c.activeView(ctx, cuid, c.store.FindView)
 	if err != nil || c.renderer == nil || len(v.Links.List) == 0 {
 		return public(v), err
 	}

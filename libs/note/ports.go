@@ -46,6 +46,9 @@ type Storer interface {
 	// FindView returns the publication in any state with its owner's settings, in one
 	// query; ErrNotFound when there is none.
 	FindView(ctx context.Context, cuid string) (View, error)
+	// FindCard is FindView narrowed to what shows no body: the publication's cuid,
+	// account, title, summary, path, expiry and state (no content, properties or render).
+	FindCard(ctx context.Context, cuid string) (View, error)
 	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links, Outline, RenderTries,
 	// RenderMisses and RenderRetry), unless the publication changed since (its etag is
 	// no longer p.ETag), its render is no longer the one named prev (another was

@@ -13,13 +13,20 @@ import (
 // ErrNotFound unless it is active. It serves the stored render as it is: reads never
 // render (RenderPending redoes stale renders in the background).
 func (c *Core) ReadView(ctx context.Context, cuid string) (View, error) {
-	v, err := c.activeView(ctx, cuid)
+	v, err := c.activeView(ctx, cuid, c.store.FindView)
 	return public(v), err
 }
 
-// activeView is the active publication cuid with its owner's settings, as stored.
-func (c *Core) activeView(ctx context.Context, cuid string) (View, error) {
-	v, err := c.store.FindView(ctx, cuid)
+// ReadCard is ReadView without the note's body (its content, properties and render),
+// read with a narrower query: what a preview card draws.
+func (c *Core) ReadCard(ctx context.Context, cuid string) (View, error) {
+	v, err := c.activeView(ctx, cuid, c.store.FindCard)
+	return public(v), err
+}
+
+// activeView is the active publication cuid with its owner's settings, as find reads it.
+func (c *Core) activeView(ctx context.Context, cuid string, find func(context.Context, string) (View, error)) (View, error) {
+	v, err := find(ctx, cuid)
 	if err != nil {
 		return View{}, err
 	}

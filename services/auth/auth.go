@@ -9,7 +9,8 @@ import (
 )
 
 // Target is the auth target.
-var Target = app.Target{Name: routes.Auth, New: newParts}
+var Target = app.Target{Name: routes.Auth, New: newParts,
+	Needs: app.Needs{Database: app.ReadWrite, Redis: true}}
 
 // newParts builds the parts of the auth target.
 func newParts(d app.Deps) (app.Parts, error) {

@@ -7,7 +7,8 @@ import (
 )
 
 // Target is the images target.
-var Target = app.Target{Name: routes.Images, New: newParts}
+var Target = app.Target{Name: routes.Images, New: newParts,
+	Needs: app.Needs{Database: app.ReadOnly, Redis: true, ObjectStore: true, ChangeFeed: true}}
 
 // newParts builds the parts of the images target.
 func newParts(d app.Deps) (app.Parts, error) {

@@ -85,7 +85,7 @@ func TestReapCommandPurgesNotesUnpublishedLongerThanTheRetention(t *testing.T) {
 func TestServingProcessPurgesUnpublishedNotesAfterTheRetention(t *testing.T) {
 	clock := testkit.NewClock()
 	b := testkit.SQLiteBackend(t)
-	s := testkit.StartServer(t, b, targets, testkit.WithClock(clock), testkit.WithEnv("SHARE_REAP_INTERVAL", "50ms"),
+	s := testkit.StartServer(t, b, reaping(), testkit.WithClock(clock), testkit.WithEnv("SHARE_REAP_INTERVAL", "50ms"),
 		testkit.WithEnv("SHARE_UNPUBLISHED_RETENTION", "2d"))
 	f := &fixture{Server: s, clock: clock}
 	acc := f.NewAccount(t, "owner")

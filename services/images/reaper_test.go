@@ -15,6 +15,7 @@ import (
 	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/services/images"
 )
 
 // storedImages counts image rows and objects in the store.
@@ -177,9 +178,17 @@ func TestReapCommand(t *testing.T) {
 	}
 }
 
+// reaping is the images target as if it declared the reap, which in the program the notes
+// target does: a serving process reaps when one of its targets declares it.
+func reaping() []app.Target {
+	t := images.Target
+	t.Needs.Database, t.Needs.Jobs = app.ReadWrite, []string{app.JobReap}
+	return []app.Target{t}
+}
+
 func TestServingProcessReapsOnItsOwn(t *testing.T) {
 	clock := testkit.NewClock()
-	s := testkit.StartServer(t, testkit.SQLiteBackend(t), targets, testkit.WithClock(clock), testkit.WithEnv("SHARE_REAP_INTERVAL", "50ms"))
+	s := testkit.StartServer(t, testkit.SQLiteBackend(t), reaping(), testkit.WithClock(clock), testkit.WithEnv("SHARE_REAP_INTERVAL", "50ms"))
 	f := &fixture{Server: s, clock: clock}
 	acc := f.NewAccount(t, "owner")
 	p, _ := f.publish(t, acc, nil, pngs(t, 2)...)

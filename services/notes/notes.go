@@ -15,7 +15,9 @@ import (
 )
 
 // Target is the notes target.
-var Target = app.Target{Name: routes.Notes, New: newParts}
+var Target = app.Target{Name: routes.Notes, New: newParts,
+	Needs: app.Needs{Database: app.ReadWrite, Redis: true, ObjectStore: true, Renderer: true, ChangeFeed: true,
+		Jobs: []string{app.JobReap}}}
 
 // newParts builds the parts of the notes target.
 func newParts(d app.Deps) (app.Parts, error) {

@@ -64,7 +64,7 @@ func (a *api) Image(c *gin.Context) {
 		return
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.OGImage, ID: id, NotFound: noteapi.NotFoundJSON,
-		Load: noteapi.LoadView(a.notes.ReadView, id, func(v note.View) string {
+		Load: noteapi.LoadView(a.notes.ReadCard, id, func(v note.View) string {
 			return cacheKey(cardFor(v))
 		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
 			png, err := a.renderer.PNG(cardFor(v))

@@ -9,7 +9,8 @@ import (
 )
 
 // Target is the og-renderer target.
-var Target = app.Target{Name: routes.OGRenderer, New: newParts}
+var Target = app.Target{Name: routes.OGRenderer, New: newParts,
+	Needs: app.Needs{Database: app.ReadOnly, Redis: true, ChangeFeed: true}}
 
 // newParts builds the parts of the og-renderer target. Its metrics go to d.Registry.
 func newParts(d app.Deps) (app.Parts, error) {

@@ -10,7 +10,9 @@ import (
 )
 
 // Target is the publish target.
-var Target = app.Target{Name: routes.Publish, New: newParts}
+var Target = app.Target{Name: routes.Publish, New: newParts,
+	Needs: app.Needs{Database: app.ReadWrite, Redis: true, ObjectStore: true, Renderer: true, ChangeFeed: true,
+		Jobs: []string{app.JobRender, app.JobNames}}}
 
 // renderEvery is how often the publish target looks for renders to redo in the
 // background (temporary ones, and those of an older renderer).
@@ -22,7 +24,7 @@ const renderEvery = 500 * time.Millisecond
 func newParts(d app.Deps) (app.Parts, error) {
 	a := &api{notes: d.Notes, log: d.Log}
 	return app.Parts{Handlers: a.handlers(), Jobs: []app.Job{
-		{Name: "render", Every: renderEvery, Run: d.Notes.RenderPending},
-		{Name: "names", Every: renderEvery, Run: d.Notes.IndexNames},
+		{Name: app.JobRender, Every: renderEvery, Run: d.Notes.RenderPending},
+		{Name: app.JobNames, Every: renderEvery, Run: d.Notes.IndexNames},
 	}}, nil
 }

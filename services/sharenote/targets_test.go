@@ -20,30 +20,45 @@ import (
 // and returns its public base URL once it is ready.
 func serveTargets(t *testing.T, b testkit.Backend, list string) string {
 	t.Helper()
-	addr, admin := testkit.FreeAddr(), testkit.FreeAddr()
-	env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL, "SHARE_REDIS_URL": b.RedisURL, "SHARE_REDIS_KEY_PREFIX": b.RedisPrefix,
-		"SHARE_ADDR": addr, "SHARE_ADMIN_ADDR": admin, "SHARE_DRAIN_DELAY": "0s"}
+	env := map[string]string{"SHARE_DATABASE_URL": b.DatabaseURL, "SHARE_REDIS_URL": b.RedisURL, "SHARE_REDIS_KEY_PREFIX": b.RedisPrefix}
 	maps.Copy(env, b.BlobEnv)
+	return serve(t, env, list).base
+}
+
+// served is a `sharenote serve` running in this process: its public and admin base URLs
+// and its log.
+type served struct {
+	base, admin string
+	logs        *testkit.SyncBuffer
+}
+
+// serve runs `sharenote serve --target list` with the variables of env (and listeners of
+// its own) until the test ends, and returns it once it is ready.
+func serve(t *testing.T, env map[string]string, list string) served {
+	t.Helper()
+	s := served{base: testkit.FreeAddr(), admin: testkit.FreeAddr(), logs: &testkit.SyncBuffer{}}
+	env = maps.Clone(env)
+	maps.Copy(env, map[string]string{"SHARE_ADDR": s.base, "SHARE_ADMIN_ADDR": s.admin, "SHARE_DRAIN_DELAY": "0s"})
+	s.base, s.admin = "http://"+s.base, "http://"+s.admin
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int)
-	var logs bytes.Buffer
 	go func() {
-		done <- sharenote.Program.Main(ctx, cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &logs, Stderr: &testkit.SyncBuffer{}},
+		done <- sharenote.Program.Main(ctx, cli.Env{Getenv: func(k string) string { return env[k] }, Stdout: &bytes.Buffer{}, Stderr: s.logs},
 			[]string{"serve", "--target", list})
 	}()
 	t.Cleanup(func() {
 		cancel()
 		if code := <-done; code != 0 {
-			t.Errorf("serve exited %d", code)
+			t.Errorf("serve exited %d: %s", code, s.logs)
 		}
 	})
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if testkit.Responds("http://"+admin+"/readyz", http.StatusOK) {
-			return "http://" + addr
+		if testkit.Responds(s.admin+"/readyz", http.StatusOK) {
+			return s
 		}
 	}
-	t.Fatalf("serve --target %s did not become ready", list)
-	return ""
+	t.Fatalf("serve --target %s did not become ready: %s", list, s.logs)
+	return served{}
 }
 
 // TestServeTargetServesItsRoutesOnly starts `serve --target` with one target and with

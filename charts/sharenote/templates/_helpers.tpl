@@ -109,6 +109,26 @@ entry also carries "args": the one image's `serve --target <target>`, or `--targ
 {{- end -}}
 
 {{/*
+What a workload needs, as YAML {database, redis, objectStore}: its target's entry of the
+generated sharenote.needs, or, for the all-in-one, what any target needs. Call with
+(dict "root" $ "name" WORKLOAD).
+*/}}
+{{- define "sharenote.workloadNeeds" -}}
+{{- $all := include "sharenote.needs" .root | fromYaml -}}
+{{- if hasKey $all .name -}}
+{{- toYaml (index $all .name) -}}
+{{- else -}}
+{{- $u := dict "database" "read-only" "redis" false "objectStore" false -}}
+{{- range $all -}}
+{{- if eq .database "read-write" }}{{ $_ := set $u "database" "read-write" }}{{ end -}}
+{{- if .redis }}{{ $_ := set $u "redis" true }}{{ end -}}
+{{- if .objectStore }}{{ $_ := set $u "objectStore" true }}{{ end -}}
+{{- end -}}
+{{- toYaml $u -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
 The ports a workload listens on, as YAML {http, admin}: 8080 and 9090 in a pod network
 namespace of its own, or its entry of hostNetwork.ports on the node's network. Call with
 (dict "root" $ "name" WORKLOAD).

@@ -31,3 +31,15 @@ The targets (libs/routes.Targets), in deployment order: one Deployment each in s
 - images
 - og-renderer
 {{- end -}}
+
+{{/*
+What each target needs (app.Target.Needs; `sharenote routes --needs`): a workload is given the
+credentials of these only.
+*/}}
+{{- define "sharenote.needs" -}}
+auth: {database: read-write, redis: true, objectStore: false}
+publish: {database: read-write, redis: true, objectStore: true}
+notes: {database: read-write, redis: true, objectStore: true}
+images: {database: read-only, redis: true, objectStore: true}
+og-renderer: {database: read-only, redis: true, objectStore: false}
+{{- end -}}
