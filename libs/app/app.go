@@ -152,9 +152,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	if now == nil {
 		now = time.Now
 	}
-	log := logging.New(opts.Logs, cfg.LogLevel, opts.Process)
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	log := a.newLogger(cfg, opts, reg)
 
 	tp, err := a.connect(ctx, cfg, opts, reg)
 	if err != nil {
@@ -177,6 +177,17 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	a.registerDependencyUp(reg)
 	a.admin = httpx.Admin(httpx.AdminOptions{Ready: a.Readiness, Gatherer: reg, Pprof: cfg.Pprof})
 	return a, nil
+}
+
+// newLogger is the process's logger. Its lines reach opts.Logs through a logging.Writer,
+// so that a stalled stderr never holds up a request (sharenote_log_lines_dropped_total
+// counts the lines it had no room for); the last of them are written when the app closes.
+func (a *App) newLogger(cfg config.Config, opts Options, reg prometheus.Registerer) *slog.Logger {
+	w := logging.NewWriter(opts.Logs, logging.DefaultBuffer)
+	a.closers = append(a.closers, w.Close)
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "sharenote_log_lines_dropped_total",
+		Help: "Log lines dropped because the log's reader (stderr) did not keep up."}, func() float64 { return float64(w.Dropped()) }))
+	return logging.New(w, cfg.LogLevel, opts.Process)
 }
 
 // newDeps builds the domain's cores over what connect opened, and, when a target needs
