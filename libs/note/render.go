@@ -69,6 +69,13 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve R
 		return fmt.Errorf("render: %w", err)
 	}
 	p.HTML, p.RenderID, p.Links, p.Outline = r.HTML, newETag(), r.Links, r.Outline
+	if w != nil {
+		refs := r.References
+		if r.Miss != MissNone {
+			refs = render.References(p.Content) // the render did not parse it
+		}
+		p.Warnings = append(p.Warnings, w.warnings(refs)...)
+	}
 	outcome := "final"
 	if r.Miss == MissNone || r.Miss == MissDeadline && p.RenderMisses > 0 {
 		p.RenderVersion, p.RenderTries, p.RenderMisses, p.RenderRetry = c.renderer.Version(), 0, 0, time.Time{}
@@ -92,11 +99,6 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve R
 	if w == nil {
 		return nil
 	}
-	refs := r.References
-	if r.Miss != MissNone {
-		refs = render.References(p.Content) // the render did not parse it
-	}
-	p.Warnings = append(p.Warnings, w.warnings(refs)...)
 	return c.warnUnknownLinks(p, look)
 }
 
