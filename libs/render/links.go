@@ -216,10 +216,21 @@ const (
 // is added to it here. Links whose growth would take the HTML past MaxPage show as text.
 // It is linear in the length of html.
 func ResolveLinks(html, nonce string, links []Link, urls []string) string {
+	return Resolve(html, nonce, links, urls, nil)
+}
+
+// Resolve is ResolveLinks with embeds: where embeds[i] (embeds may be nil) is not "",
+// link i, its text included, is replaced by embeds[i] (an embed made by Frame), unless
+// that would take the HTML past MaxPage: then it is a link as ResolveLinks makes it. The
+// n-th embed written has its ids and the links within it prefixed by "e<n>-" (the page's
+// own ids start with IDPrefix), so that the page's ids stay unique however often a note
+// is embedded, and at every level.
+func Resolve(html, nonce string, links []Link, urls, embeds []string) string {
 	if nonce == "" || !strings.Contains(html, linkOpen+nonce) {
 		return html
 	}
 	room := MaxPage - len(html)
+	embedded := 0
 	var b strings.Builder
 	b.Grow(len(html))
 	for {
@@ -244,9 +255,19 @@ func ResolveLinks(html, nonce string, links []Link, urls []string) string {
 			html = rest
 			continue
 		}
+		html = rest[stop+len(tag):]
+		if k < len(embeds) && embeds[k] != "" {
+			embedded++
+			e := prefixIDs(embeds[k], "e"+strconv.Itoa(embedded)+"-")
+			if growth := len(e) - stop - 2*len(tag); growth <= room {
+				b.WriteString(e)
+				room -= growth
+				continue
+			}
+		}
 		open, closing := unresolvedOpen, unresolvedClose
 		if url := urls[k]; url != "" {
-			a := `<a class="wikilink" href="` + string(util.EscapeHTML(util.URLEscape([]byte(url), false))) + `">`
+			a := `<a class="wikilink" href="` + hrefAttr(url) + `">`
 			if growth := len(a) + len("</a>") - 2*len(tag); growth <= room {
 				open, closing = a, "</a>"
 				room -= growth
@@ -255,6 +276,10 @@ func ResolveLinks(html, nonce string, links []Link, urls []string) string {
 		b.WriteString(open)
 		b.WriteString(rest[:stop])
 		b.WriteString(closing)
-		html = rest[stop+len(tag):]
 	}
+}
+
+// hrefAttr is url as the value of an href attribute.
+func hrefAttr(url string) string {
+	return string(util.EscapeHTML(util.URLEscape([]byte(url), false)))
 }

@@ -260,6 +260,7 @@ func render(ctx context.Context, src string, parsed func([]Link)) (Result, error
 	if bytes.IndexByte(source, '[') >= 0 {
 		refs = referencesIn(doc, source, pc)
 	}
+	r.spans = newSpanIndex(outlineOf(pc))
 
 	p, err := r.pass(source, doc, nil, false)
 	if err == nil && len(p.HTML) > r.max {
@@ -284,7 +285,9 @@ func render(ctx context.Context, src string, parsed func([]Link)) (Result, error
 		for _, f := range append(failed, left...) {
 			last.fallback(f.Ref, f.Reason)
 		}
-		p.Fallbacks, p.Links, p.Outline, p.References = last.fallbacks, r.links, *outlineOf(pc), refs
+		p.Outline = *outlineOf(pc)
+		p.HTML = measureSpans(p.HTML, r.nonce, &p.Outline, r.spans)
+		p.Fallbacks, p.Links, p.References = last.fallbacks, r.links, refs
 		if len(r.links) > 0 {
 			p.Nonce = r.nonce
 		}
@@ -315,8 +318,9 @@ type run struct {
 	// wikilink's among them.
 	links     []Link
 	linkIndex map[*wikiLinkNode]int
-	nonce     string // of the placeholders of generated markup and links
-	last      *sink  // the last pass: its generated markup and fallbacks
+	nonce     string    // of the placeholders of generated markup and links
+	spans     spanIndex // the elements whose spans the outline gets (spans.go)
+	last      *sink     // the last pass: its generated markup and fallbacks
 }
 
 // pass renders doc once, showing as plain text the code blocks in plain, or all of them
