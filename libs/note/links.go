@@ -2,7 +2,6 @@ package note
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
 	"slices"
 	"time"
@@ -11,48 +10,22 @@ import (
 )
 
 // ReadPage is ReadView with the note links of the view's HTML resolved among its author's
-// active publications (one query of the link index), LinksTag naming what they resolved
-// to and LinksExpireAt the earliest expiry among the notes they lead to.
+// active publications and its embeds shown (embeds.go), LinksTag naming what they
+// resolved to and the renders shown, LinksExpireAt the earliest expiry among the notes
+// they lead to or show, and Embeds the notes shown.
 func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 	v, err := c.activeView(ctx, cuid)
 	if err != nil || c.renderer == nil || len(v.Links.List) == 0 {
 		return public(v), err
 	}
-	targets, err := c.resolveLinks(ctx, v.AccountCUID, deref(v.Path), v.Links, c.store.ResolveNames)
-	if err != nil {
+	p := c.newPage(v)
+	root := p.renders[v.CUID]
+	if err := p.load(ctx, root); err != nil {
 		return View{}, err
 	}
-	outlines, err := c.outlines(ctx, v.Links, targets)
-	if err != nil {
-		return View{}, err
-	}
-	urls := make([]string, len(v.Links.List))
-	tag := sha256.New()
-	for i, t := range targets {
-		if t.CUID != "" {
-			urls[i] = c.href(t.CUID, outlines[t.CUID], v.Links.List[i].Fragment)
-			v.LinksExpireAt = earlier(v.LinksExpireAt, t.ExpiresAt)
-		}
-		tag.Write([]byte(urls[i]))
-		tag.Write([]byte{0})
-	}
-	v.HTML = c.renderer.ResolveLinks(v.HTML, v.Links, urls)
-	v.LinksTag = hex.EncodeToString(tag.Sum(nil)[:12])
+	v.HTML = p.build(root, v.HTML, []string{v.CUID})
+	v.LinksTag, v.LinksExpireAt, v.Embeds = hex.EncodeToString(p.tag.Sum(nil)[:12]), p.expires, p.embeds
 	return public(v), nil
-}
-
-// outlines reads the outlines of the targets that links with a fragment lead to.
-func (c *Core) outlines(ctx context.Context, links Links, targets []NameHit) (map[string]string, error) {
-	var cuids []string
-	for i, t := range targets {
-		if t.CUID != "" && links.List[i].Fragment != "" && !slices.Contains(cuids, t.CUID) {
-			cuids = append(cuids, t.CUID)
-		}
-	}
-	if len(cuids) == 0 {
-		return nil, nil
-	}
-	return c.store.Outlines(ctx, cuids)
 }
 
 // href is the address of a link to the publication cuid, whose render's outline is

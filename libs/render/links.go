@@ -219,13 +219,13 @@ func ResolveLinks(html, nonce string, links []Link, urls []string) string {
 	return Resolve(html, nonce, links, urls, nil)
 }
 
-// Resolve is ResolveLinks with embeds: where embeds[i] (embeds may be nil) is not "",
-// link i, its text included, is replaced by embeds[i] (an embed made by Frame), unless
-// that would take the HTML past MaxPage: then it is a link as ResolveLinks makes it. The
+// Resolve is ResolveLinks with embeds: each placeholder of an embed i, its text included,
+// is replaced by embed(i) (an embed made by Frame; embed may be nil) when that is not ""
+// and does not take the HTML past MaxPage; else it is a link as ResolveLinks makes it. The
 // n-th embed written has its ids and the links within it prefixed by "e<n>-" (the page's
 // own ids start with IDPrefix), so that the page's ids stay unique however often a note
 // is embedded, and at every level.
-func Resolve(html, nonce string, links []Link, urls, embeds []string) string {
+func Resolve(html, nonce string, links []Link, urls []string, embed func(i int) string) string {
 	if nonce == "" || !strings.Contains(html, linkOpen+nonce) {
 		return html
 	}
@@ -256,9 +256,9 @@ func Resolve(html, nonce string, links []Link, urls, embeds []string) string {
 			continue
 		}
 		html = rest[stop+len(tag):]
-		if k < len(embeds) && embeds[k] != "" {
+		if e := embedOf(embed, links[k], k); e != "" {
 			embedded++
-			e := prefixIDs(embeds[k], "e"+strconv.Itoa(embedded)+"-")
+			e = prefixIDs(e, "e"+strconv.Itoa(embedded)+"-")
 			if growth := len(e) - stop - 2*len(tag); growth <= room {
 				b.WriteString(e)
 				room -= growth
@@ -277,6 +277,14 @@ func Resolve(html, nonce string, links []Link, urls, embeds []string) string {
 		b.WriteString(rest[:stop])
 		b.WriteString(closing)
 	}
+}
+
+// embedOf is embed(k) for an embed l, "" for a link or a nil embed.
+func embedOf(embed func(int) string, l Link, k int) string {
+	if embed == nil || !l.Embed {
+		return ""
+	}
+	return embed(k)
 }
 
 // hrefAttr is url as the value of an href attribute.

@@ -476,20 +476,15 @@ func resolveLinked(res render.Result) string {
 			}
 		}
 	}
-	return render.Resolve(string(res.HTML), res.Nonce, res.Links, urls, selfEmbeds(res, urls))
-}
-
-// selfEmbeds are the embeds of res's links to "Other note" as the page's builder makes
-// them, with res itself as that note: the part each names, its links resolved to urls.
-func selfEmbeds(res render.Result, urls []string) []string {
-	embeds := make([]string, len(res.Links))
-	for i, l := range res.Links {
-		if cut, ok := render.Cut(string(res.HTML), res.Outline, l.Fragment); ok && l.Embed && l.Target == "Other note" {
-			content := render.ResolveLinks(cut, res.Nonce, res.Links, urls)
-			embeds[i] = render.Frame(content, `Other <note> "1"`, "https://share.example/s/other")
+	return render.Resolve(string(res.HTML), res.Nonce, res.Links, urls, func(i int) string {
+		// An embed of "Other note" as the page's builder makes it, with res itself as
+		// that note: the part it names, its links resolved to urls.
+		l := res.Links[i]
+		if cut, ok := render.Cut(string(res.HTML), res.Outline, l.Fragment); ok && l.Target == "Other note" {
+			return render.Frame(render.ResolveLinks(cut, res.Nonce, res.Links, urls), `Other <note> "1"`, "https://share.example/s/other")
 		}
-	}
-	return embeds
+		return ""
+	})
 }
 
 // BenchmarkObsidianFixture renders the fixture note (goal: a median under 10 ms; a note
