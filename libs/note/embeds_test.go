@@ -2,6 +2,7 @@ package note_test
 
 import (
 	"context"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -71,4 +72,24 @@ func TestReadPageShowsEmbeds(t *testing.T) {
 			t.Fatalf("after A was unshared: %v, HTML %q, Embeds %v", err, w.HTML, w.Embeds)
 		}
 	})
+}
+
+// TestAMissingPartIsWarned: publishing or updating a note with an embed of a heading or
+// block that the embedded note lacks warns unknown_note_link, with the embed as written.
+func TestAMissingPartIsWarned(t *testing.T) {
+	ctx := context.Background()
+	h := newHarness(t, 0)
+	h.publish(t, "A", "a")
+	p, err := h.core.Publish(ctx, author, note.Draft{Content: "![[A#missing]] ![[A#there]] ![[A#missing]]", Title: new("P")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []note.Warning{{Code: note.WarnUnknownNoteLink, Ref: "A#missing",
+		Message: "A has no heading or block missing; the embed shows as a link to the note."}}
+	if !reflect.DeepEqual(p.Warnings, want) {
+		t.Errorf("publish warnings %+v, want %+v", p.Warnings, want)
+	}
+	if u := h.update(t, p.CUID, note.Patch{Content: new("![[A#missing]]")}); !reflect.DeepEqual(u.Warnings, want) {
+		t.Errorf("update warnings %+v, want %+v", u.Warnings, want)
+	}
 }

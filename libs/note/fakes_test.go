@@ -179,8 +179,8 @@ func (r *fakeRenderer) Frame(content, title, url string) string {
 	return `<div title="` + title + `" data-url="` + url + `">` + content + `</div>`
 }
 
-// Anchor leads every fragment to an anchor of its own name.
-func (r *fakeRenderer) Anchor(_, fragment string) (string, bool) { return fragment, true }
+// Anchor leads every fragment but "missing" to an anchor of its own name.
+func (r *fakeRenderer) Anchor(_, fragment string) (string, bool) { return fragment, fragment != "missing" }
 
 func (r *fakeRenderer) Version() int {
 	r.mu.Lock()

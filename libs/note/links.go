@@ -3,6 +3,7 @@ package note
 import (
 	"context"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"time"
 
@@ -72,6 +73,49 @@ func (c *Core) warnUnknownLinks(p *Publication, look *linkLookup) error {
 		warned = append(warned, l.Target)
 		p.Warnings = append(p.Warnings, Warning{Code: WarnUnknownNoteLink, Ref: l.Target,
 			Message: "None of your active notes is named " + l.Target + "; the link shows as plain text until one is."})
+	}
+	return nil
+}
+
+// warnMissingParts warns of p's embeds of a heading or block that the note they name
+// (one of the author's active publications) does not have: the page shows a link there.
+// One warning per embed as written, code WarnUnknownNoteLink (docs/api.md). It reads the
+// link index and the outlines outside any transaction.
+func (c *Core) warnMissingParts(ctx context.Context, p *Publication) error {
+	var parts Links
+	for _, l := range p.Links.List {
+		if l.Embed && l.Fragment != "" {
+			parts.List = append(parts.List, l)
+		}
+	}
+	if c.renderer == nil || len(parts.List) == 0 {
+		return nil
+	}
+	targets, err := c.resolveLinks(ctx, p.AccountCUID, deref(p.Path), parts, c.store.ResolveNames)
+	if err != nil {
+		return err
+	}
+	var cuids []string
+	for _, t := range targets {
+		if t.CUID != "" && !slices.Contains(cuids, t.CUID) {
+			cuids = append(cuids, t.CUID)
+		}
+	}
+	outlines, err := c.store.Outlines(ctx, cuids)
+	if err != nil {
+		return fmt.Errorf("read outlines: %w", err)
+	}
+	var warned []string
+	for i, l := range parts.List {
+		ref := l.Target + "#" + l.Fragment
+		if targets[i].CUID == "" || len(warned) == maxReferenceWarnings || slices.Contains(warned, ref) {
+			continue
+		}
+		if _, ok := c.renderer.Anchor(outlines[targets[i].CUID], l.Fragment); !ok {
+			warned = append(warned, ref)
+			p.Warnings = append(p.Warnings, Warning{Code: WarnUnknownNoteLink, Ref: ref,
+				Message: l.Target + " has no heading or block " + l.Fragment + "; the embed shows as a link to the note."})
+		}
 	}
 	return nil
 }

@@ -97,7 +97,11 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve R
 		refs = render.References(p.Content) // the render did not parse it
 	}
 	p.Warnings = append(p.Warnings, w.warnings(refs)...)
-	return c.warnUnknownLinks(p, look)
+	if err := c.warnUnknownLinks(p, look); err != nil || cause != causePublish {
+		// An update warns of missing parts after its transaction (Update).
+		return err
+	}
+	return c.warnMissingParts(ctx, p)
 }
 
 // linkLookup looks up a note's links while the note is rendered: the render calls start

@@ -68,6 +68,12 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 	if patch.Upload != nil {
 		patch.Upload.done = true
 	}
+	if patch.Content != nil {
+		if err := c.warnMissingParts(ctx, &p); err != nil {
+			// The update is stored: only a warning is missing.
+			c.log.WarnContext(ctx, "update: the embeds' headings and blocks could not be checked", "cuid", cuid, "err", err)
+		}
+	}
 	c.notify(ctx, cuid)
 	if linksChange(old, p) {
 		c.notifyLinks(ctx, accountCUID)
