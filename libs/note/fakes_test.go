@@ -180,7 +180,9 @@ func (r *fakeRenderer) Frame(content, title, url string) string {
 }
 
 // Anchor leads every fragment but "missing" to an anchor of its own name.
-func (r *fakeRenderer) Anchor(_, fragment string) (string, bool) { return fragment, fragment != "missing" }
+func (r *fakeRenderer) Anchor(_, fragment string) (string, bool) {
+	return fragment, fragment != "missing"
+}
 
 func (r *fakeRenderer) Version() int {
 	r.mu.Lock()
