@@ -20,7 +20,7 @@ import (
 type Link struct {
 	Target   string `json:"t"`
 	Fragment string `json:"f,omitempty"`
-	// Embed: `![[Target]]`, which Obsidian shows inside the page; shown as a link for now.
+	// Embed: `![[Target]]`, shown inside the page when the builder can (Cut, Frame, Resolve).
 	Embed bool `json:"e,omitempty"`
 }
 
