@@ -14,7 +14,8 @@ import (
 // and frames it with the note's title and a link to it (Renderer.Frame). Embeds nest up
 // to maxEmbedDepth levels. An embed shows as a link instead when the note embeds itself
 // through its embedding notes (a cycle), when it is deeper, when its heading or block is
-// missing, or when the page's allowance of embedded content (maxEmbedded) is spent.
+// missing, or when the page's allowance of embedded content (maxEmbedded), or of renders
+// read (maxFetched, maxEmbeddedNotes), is spent.
 // Building a page reads, per level of nesting, the link index once (Storer.ResolveNames)
 // and the embedded renders once (Storer.Embedded), then the outlines of the notes that
 // links with a fragment lead to once (Storer.Outlines).
@@ -42,6 +43,11 @@ const (
 	// frameBytes is what a frame is charged against the allowance besides its content,
 	// title and link.
 	frameBytes = 128
+	// maxFetched bounds the bytes of the embedded notes' whole renders that building a
+	// page reads (the embeds cut parts of them), and maxEmbeddedNotes how many notes it
+	// reads: the others show as links.
+	maxFetched       = 4 * maxEmbedded
+	maxEmbeddedNotes = 500
 )
 
 // page is a page that ReadPage builds.
@@ -54,7 +60,9 @@ type page struct {
 	// outlines are the outlines of the other notes that links with a fragment lead to.
 	outlines map[string]string
 	cuts     map[[2]string]cut
-	room     int
+	room     int // the allowance of embedded content left
+	// fetchRoom and notesLeft are what the page may still read of embedded renders.
+	fetchRoom, notesLeft int
 	tag      hash.Hash
 	expires  *time.Time
 	embeds   []string // the cuids of the notes embedded, each once
@@ -72,7 +80,7 @@ func (c *Core) newPage(v View) *page {
 	root := &pageRender{Embedded: Embedded{CUID: v.CUID, Path: v.Path, HTML: v.HTML, Links: v.Links, Outline: v.Outline,
 		RenderID: v.RenderID}}
 	return &page{c: c, account: v.AccountCUID, renders: map[string]*pageRender{v.CUID: root}, cuts: map[[2]string]cut{},
-		room: maxEmbedded, tag: sha256.New()}
+		room: maxEmbedded, fetchRoom: maxFetched, notesLeft: maxEmbeddedNotes, tag: sha256.New()}
 }
 
 // load resolves the links of the page's note and of the notes it embeds, level by level,
@@ -108,7 +116,7 @@ func (p *page) fetch(ctx context.Context, level []*pageRender) ([]*pageRender, e
 	var cuids []string
 	for _, r := range level {
 		for i, t := range r.targets {
-			if _, seen := p.renders[t.CUID]; t.CUID != "" && r.Links.List[i].Embed && !seen {
+			if _, seen := p.renders[t.CUID]; t.CUID != "" && r.Links.List[i].Embed && !seen && len(cuids) < p.notesLeft {
 				p.renders[t.CUID] = nil
 				cuids = append(cuids, t.CUID)
 			}
@@ -117,15 +125,17 @@ func (p *page) fetch(ctx context.Context, level []*pageRender) ([]*pageRender, e
 	if len(cuids) == 0 {
 		return nil, nil
 	}
-	found, err := p.c.store.Embedded(ctx, p.account, cuids, p.c.Clock())
+	found, err := p.c.store.Embedded(ctx, p.account, cuids, p.c.Clock(), p.fetchRoom)
 	if err != nil {
 		return nil, err
 	}
+	p.notesLeft -= len(cuids)
 	next := make([]*pageRender, 0, len(found))
 	for _, e := range found {
 		if _, asked := p.renders[e.CUID]; asked && p.renders[e.CUID] == nil {
 			r := &pageRender{Embedded: e}
 			p.renders[e.CUID] = r
+			p.fetchRoom -= len(e.HTML)
 			next = append(next, r)
 		}
 	}

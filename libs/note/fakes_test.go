@@ -688,19 +688,27 @@ func (s *fakeStore) Outlines(_ context.Context, cuids []string) (map[string]stri
 	return out, nil
 }
 
-func (s *fakeStore) Embedded(_ context.Context, accountCUID string, cuids []string, now time.Time) ([]note.Embedded, error) {
+func (s *fakeStore) Embedded(_ context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]note.Embedded, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.embedReads++
 	var out []note.Embedded
 	for _, id := range cuids {
-		if rec := s.pubs[id]; rec != nil && rec.p.AccountCUID == accountCUID && rec.p.Status(now) == note.Active {
+		if rec := s.pubs[id]; rec != nil && rec.p.AccountCUID == accountCUID && !rec.p.Unpublished {
 			p := rec.p
 			out = append(out, note.Embedded{CUID: p.CUID, Title: p.Title, Path: p.Path, HTML: p.HTML, Links: p.Links,
 				Outline: p.Outline, RenderID: p.RenderID, ExpiresAt: p.ExpiresAt})
 		}
 	}
-	return out, nil
+	// As the store: the smallest renders that fit maxBytes together, then the active ones.
+	slices.SortFunc(out, func(a, b note.Embedded) int { return cmp.Or(len(a.HTML)-len(b.HTML), strings.Compare(a.CUID, b.CUID)) })
+	kept := out[:0]
+	for _, e := range out {
+		if maxBytes -= len(e.HTML); maxBytes >= 0 && (e.ExpiresAt == nil || now.Before(*e.ExpiresAt)) {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
 }
 
 func deref(s *string) string {

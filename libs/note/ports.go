@@ -64,8 +64,9 @@ type Storer interface {
 	// cuids, by cuid.
 	Outlines(ctx context.Context, cuids []string) (map[string]string, error)
 	// Embedded returns the stored renders of those of the publications cuids that are
-	// the account's and active at now, in one query.
-	Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time) ([]Embedded, error)
+	// the account's and active at now, in one query: the smallest of them whose HTML
+	// fits maxBytes together, leaving out the others.
+	Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]Embedded, error)
 	// IndexNames writes the link index rows of up to limit publications whose rows were
 	// written by an older NamesVersion (or never), and returns their accounts.
 	IndexNames(ctx context.Context, limit int) ([]string, error)

@@ -31,7 +31,7 @@ func TestEmbeddedReadsTheAuthorsActiveRenders(t *testing.T) {
 			t.Fatal(err)
 		}
 		cuids := []string{active.CUID, expired.CUID, gone.CUID, soon.CUID, "eeeeeeeeeeeeeeeeeeeeeeee"}
-		got, err := f.store.Embedded(ctx, f.owner, cuids, f.now)
+		got, err := f.store.Embedded(ctx, f.owner, cuids, f.now, 1<<20)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,8 +43,12 @@ func TestEmbeddedReadsTheAuthorsActiveRenders(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Embedded = %+v, want %+v (the active ones only)", got, want)
 		}
-		if other, err := f.store.Embedded(ctx, "someone-else", cuids, f.now); err != nil || len(other) != 0 {
+		if other, err := f.store.Embedded(ctx, "someone-else", cuids, f.now, 1<<20); err != nil || len(other) != 0 {
 			t.Errorf("another account read %v (%v), want none", other, err)
+		}
+		// Renders of 14 bytes each, the smallest first, by cuid among equals.
+		if some, err := f.store.Embedded(ctx, f.owner, cuids, f.now, 20); err != nil || len(some) != 1 || some[0].CUID != active.CUID {
+			t.Errorf("within 20 bytes: %+v (%v), want the first render only", some, err)
 		}
 	})
 }
