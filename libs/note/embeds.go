@@ -15,7 +15,8 @@ import (
 // to maxEmbedDepth levels. An embed shows as a link instead when the note embeds itself
 // through its embedding notes (a cycle), when it is deeper, when its heading or block is
 // missing, or when the page's allowance of embedded content (maxEmbedded), or of renders
-// read (maxFetched, maxEmbeddedNotes), is spent.
+// read (maxFetched, maxEmbeddedNotes), is spent; the links of embedded notes past
+// maxPageLinks show as text.
 // Building a page reads, per level of nesting, the link index once (Storer.ResolveNames)
 // and the embedded renders once (Storer.Embedded), then the outlines of the notes that
 // links with a fragment lead to once (Storer.Outlines).
@@ -48,6 +49,9 @@ const (
 	// reads: the others show as links.
 	maxFetched       = 4 * maxEmbedded
 	maxEmbeddedNotes = 500
+	// maxPageLinks bounds the links of a page and its embedded notes that are resolved
+	// (each at most 4 keys of the link index; a SQLite query takes 32,766 parameters).
+	maxPageLinks = 4096
 )
 
 // page is a page that ReadPage builds.
@@ -61,11 +65,12 @@ type page struct {
 	outlines map[string]string
 	cuts     map[[2]string]cut
 	room     int // the allowance of embedded content left
-	// fetchRoom and notesLeft are what the page may still read of embedded renders.
-	fetchRoom, notesLeft int
-	tag      hash.Hash
-	expires  *time.Time
-	embeds   []string // the cuids of the notes embedded, each once
+	// fetchRoom and notesLeft are what the page may still read of embedded renders, and
+	// linksLeft how many of their links it may still resolve.
+	fetchRoom, notesLeft, linksLeft int
+	tag                             hash.Hash
+	expires                         *time.Time
+	embeds                          []string // the cuids of the notes embedded, each once
 }
 
 // pageRender is a render in the page, its link targets and their addresses.
@@ -80,7 +85,8 @@ func (c *Core) newPage(v View) *page {
 	root := &pageRender{Embedded: Embedded{CUID: v.CUID, Path: v.Path, HTML: v.HTML, Links: v.Links, Outline: v.Outline,
 		RenderID: v.RenderID}}
 	return &page{c: c, account: v.AccountCUID, renders: map[string]*pageRender{v.CUID: root}, cuts: map[[2]string]cut{},
-		room: maxEmbedded, fetchRoom: maxFetched, notesLeft: maxEmbeddedNotes, tag: sha256.New()}
+		room: maxEmbedded, fetchRoom: maxFetched, notesLeft: maxEmbeddedNotes,
+		linksLeft: maxPageLinks, tag: sha256.New()}
 }
 
 // load resolves the links of the page's note and of the notes it embeds, level by level,
@@ -89,25 +95,41 @@ func (c *Core) newPage(v View) *page {
 func (p *page) load(ctx context.Context, root *pageRender) error {
 	level := []*pageRender{root}
 	for depth := 0; len(level) > 0; depth++ {
-		sets := make([]linkSet, len(level))
-		for k, r := range level {
-			sets[k] = linkSet{deref(r.Path), r.Links}
-		}
-		targets, err := p.c.resolveSets(ctx, p.account, sets, p.c.store.ResolveNames)
-		if err != nil {
+		if err := p.resolve(ctx, level); err != nil {
 			return err
-		}
-		for k, r := range level {
-			r.targets = targets[k]
 		}
 		if depth == maxEmbedDepth {
 			break
 		}
+		var err error
 		if level, err = p.fetch(ctx, level); err != nil {
 			return err
 		}
 	}
 	return p.loadOutlines(ctx)
+}
+
+// resolve resolves the links of the renders of level, with one read of the link index,
+// as long as the page's allowance of links lasts: the links of the others show as text.
+func (p *page) resolve(ctx context.Context, level []*pageRender) error {
+	var sets []linkSet
+	var resolved []*pageRender
+	for _, r := range level {
+		r.targets = make([]NameHit, len(r.Links.List))
+		if n := len(r.Links.List); n <= p.linksLeft {
+			p.linksLeft -= n
+			sets = append(sets, linkSet{deref(r.Path), r.Links})
+			resolved = append(resolved, r)
+		}
+	}
+	targets, err := p.c.resolveSets(ctx, p.account, sets, p.c.store.ResolveNames)
+	if err != nil {
+		return err
+	}
+	for k, r := range resolved {
+		r.targets = targets[k]
+	}
+	return nil
 }
 
 // fetch reads the renders that the notes of level embed and that the page has not looked
