@@ -71,6 +71,14 @@ func (Renderer) Anchor(outline, fragment string) (string, bool) {
 	return o.Anchor(fragment)
 }
 
+// SameAnchors implements note.Renderer: the outlines' headings and block ids, not their
+// spans, are compared.
+func (Renderer) SameAnchors(a, b string) bool {
+	x, _ := parseOutline(a)
+	y, _ := parseOutline(b)
+	return render.SameAnchors(x, y)
+}
+
 // Cut implements note.Renderer: outline is a render's Outline as JSON.
 func (Renderer) Cut(html, outline, fragment string) (string, bool) {
 	o, ok := parseOutline(outline)

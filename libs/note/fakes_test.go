@@ -169,6 +169,9 @@ func (r *fakeRenderer) ResolveLinks(html string, links note.Links, urls []string
 	return html
 }
 
+// SameAnchors compares the outlines whole.
+func (r *fakeRenderer) SameAnchors(a, b string) bool { return a == b }
+
 // Cut is the whole render for every fragment but "missing".
 func (r *fakeRenderer) Cut(html, _, fragment string) (string, bool) {
 	return html, fragment != "missing"

@@ -93,6 +93,9 @@ type Renderer interface {
 	// is replaced by embed(i) where that is not "" (Frame's result), with its ids
 	// prefixed so that they stay unique; embed may be nil.
 	ResolveLinks(html string, links Links, urls []string, embed func(i int) string) string
+	// SameAnchors reports whether two outlines give every link the same anchor (the same
+	// headings and block ids), whatever else they record.
+	SameAnchors(a, b string) bool
 	// Cut is the part of html, a render whose outline is outline, that an embed with
 	// fragment ("" for the whole note, "Heading", "A#B", "^block") shows; false when there
 	// is none.

@@ -215,7 +215,7 @@ func (c *Core) renderAgain(ctx context.Context, cuid string) error {
 	if p.RenderID != v.RenderID {
 		c.notify(ctx, cuid)
 	}
-	if p.Outline != v.Outline && len(p.Names()) > 0 {
+	if !c.sameAnchors(p.Outline, v.Outline) && len(p.Names()) > 0 {
 		// The anchors of the links into it may have moved.
 		c.notifyLinks(ctx, p.AccountCUID)
 	}

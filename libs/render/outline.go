@@ -229,6 +229,14 @@ func (o Outline) Cut(fragment string, n int) (Span, bool) {
 	return *s, true
 }
 
+// SameAnchors reports whether a and b give every link the same anchor: the same
+// headings and block ids, whatever their spans.
+func SameAnchors(a, b Outline) bool {
+	return slices.Equal(a.Blocks, b.Blocks) && slices.EqualFunc(a.Headings, b.Headings, func(x, y Heading) bool {
+		return x.Level == y.Level && x.Text == y.Text && x.Anchor == y.Anchor && x.Key == y.Key
+	})
+}
+
 // find is the index of the heading or of the block that fragment names, -1 for none.
 func (o Outline) find(fragment string) (heading, block int) {
 	if id, isBlock := strings.CutPrefix(strings.TrimSpace(fragment), "^"); isBlock {
