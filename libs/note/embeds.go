@@ -58,8 +58,9 @@ const (
 type page struct {
 	c       *Core
 	account string
-	// renders are the page's note's render and those of the notes it may embed, by cuid;
-	// fetched notes those looked for (nil when not one of the author's active notes).
+	// renders are the page's note's render and those of the notes it embeds, by cuid; a
+	// cuid looked for whose render was not read (not one of the author's active notes,
+	// or past the page's allowance of renders) maps to nil.
 	renders map[string]*pageRender
 	// outlines are the outlines of the other notes that links with a fragment lead to.
 	outlines map[string]string
