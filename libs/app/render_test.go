@@ -15,7 +15,7 @@ func TestNewWordsKeepTheAnchors(t *testing.T) {
 	var r app.Renderer
 	outline := func(md string) string {
 		t.Helper()
-		out, err := r.Render(ctx, "tenant", md)
+		out, err := r.Render(ctx, "tenant", md, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
