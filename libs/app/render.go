@@ -45,7 +45,7 @@ func (Renderer) Render(ctx context.Context, tenant, markdown string, parsed func
 func noteLinks(links []render.Link, nonce string) note.Links {
 	out := note.Links{Nonce: nonce, List: make([]note.Link, len(links))}
 	for i, l := range links {
-		out.List[i] = note.Link{Target: l.Target, Fragment: l.Fragment}
+		out.List[i] = note.Link{Target: l.Target, Fragment: l.Fragment, Embed: l.Embed}
 	}
 	return out
 }
@@ -54,21 +54,50 @@ func noteLinks(links []render.Link, nonce string) note.Links {
 var misses = map[render.Miss]note.Miss{render.MissNone: note.MissNone, render.MissBusy: note.MissBusy, render.MissDeadline: note.MissDeadline}
 
 // ResolveLinks implements note.Renderer.
-func (Renderer) ResolveLinks(html string, links note.Links, urls []string) string {
+func (Renderer) ResolveLinks(html string, links note.Links, urls []string, embed func(int) string) string {
 	list := make([]render.Link, len(links.List))
 	for i, l := range links.List {
-		list[i] = render.Link{Target: l.Target, Fragment: l.Fragment}
+		list[i] = render.Link{Target: l.Target, Fragment: l.Fragment, Embed: l.Embed}
 	}
-	return render.ResolveLinks(html, links.Nonce, list, urls)
+	return render.Resolve(html, links.Nonce, list, urls, embed)
 }
 
 // Anchor implements note.Renderer: outline is a render's Outline as JSON.
 func (Renderer) Anchor(outline, fragment string) (string, bool) {
-	var o render.Outline
-	if outline == "" || json.Unmarshal([]byte(outline), &o) != nil {
+	o, ok := parseOutline(outline)
+	if !ok {
 		return "", false
 	}
 	return o.Anchor(fragment)
+}
+
+// SameAnchors implements note.Renderer: the outlines' headings and block ids, not their
+// spans, are compared.
+func (Renderer) SameAnchors(a, b string) bool {
+	x, _ := parseOutline(a)
+	y, _ := parseOutline(b)
+	return render.SameAnchors(x, y)
+}
+
+// Cut implements note.Renderer: outline is a render's Outline as JSON.
+func (Renderer) Cut(html, outline, fragment string) (string, bool) {
+	o, ok := parseOutline(outline)
+	if !ok && fragment != "" {
+		return "", false
+	}
+	return render.Cut(html, o, fragment)
+}
+
+// Frame implements note.Renderer.
+func (Renderer) Frame(content, title, url string) string { return render.Frame(content, title, url) }
+
+// parseOutline reads a render's Outline from its JSON; false for none.
+func parseOutline(outline string) (render.Outline, bool) {
+	var o render.Outline
+	if outline == "" || json.Unmarshal([]byte(outline), &o) != nil {
+		return render.Outline{}, false
+	}
+	return o, true
 }
 
 // Version implements note.Renderer.

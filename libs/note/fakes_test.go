@@ -116,7 +116,7 @@ type fakeRenderer struct {
 	during func()
 }
 
-var fakeLink = regexp.MustCompile(`\[\[([^\[\]\n]+)\]\]`)
+var fakeLink = regexp.MustCompile(`!?\[\[([^\[\]\n]+)\]\]`)
 
 func (r *fakeRenderer) Render(_ context.Context, _, markdown string, parsed func(note.Links)) (note.Rendered, error) {
 	r.mu.Lock()
@@ -139,8 +139,9 @@ func (r *fakeRenderer) Render(_ context.Context, _, markdown string, parsed func
 	}
 	links := note.Links{Nonce: "n" + strconv.Itoa(len(r.renders))}
 	html := fakeLink.ReplaceAllStringFunc(markdown, func(m string) string {
-		title, frag, _ := strings.Cut(m[2:len(m)-2], "#")
-		links.List = append(links.List, note.Link{Target: title, Fragment: frag})
+		embed := strings.HasPrefix(m, "!")
+		title, frag, _ := strings.Cut(strings.TrimSuffix(strings.TrimPrefix(m, "!")[2:], "]]"), "#")
+		links.List = append(links.List, note.Link{Target: title, Fragment: frag, Embed: embed})
 		return fmt.Sprintf("{{%s:%d}}", links.Nonce, len(links.List)-1)
 	})
 	if parsed != nil && len(links.List) > 0 {
@@ -150,20 +151,41 @@ func (r *fakeRenderer) Render(_ context.Context, _, markdown string, parsed func
 		References: render.References(markdown)}, nil
 }
 
-// ResolveLinks makes link i an anchor to urls[i], or its title as text where urls[i] is "".
-func (r *fakeRenderer) ResolveLinks(html string, links note.Links, urls []string) string {
+// ResolveLinks makes link i an anchor to urls[i], or its title as text where urls[i] is
+// "", and an embed embed(i) where that is not "".
+func (r *fakeRenderer) ResolveLinks(html string, links note.Links, urls []string, embed func(int) string) string {
 	for i, l := range links.List {
 		to := l.Target
 		if urls[i] != "" {
 			to = `<a href="` + urls[i] + `">` + l.Target + `</a>`
+		}
+		if l.Embed && embed != nil {
+			if e := embed(i); e != "" {
+				to = e
+			}
 		}
 		html = strings.Replace(html, fmt.Sprintf("{{%s:%d}}", links.Nonce, i), to, 1)
 	}
 	return html
 }
 
-// Anchor leads every fragment to an anchor of its own name.
-func (r *fakeRenderer) Anchor(_, fragment string) (string, bool) { return fragment, true }
+// SameAnchors compares the outlines whole.
+func (r *fakeRenderer) SameAnchors(a, b string) bool { return a == b }
+
+// Cut is the whole render for every fragment but "missing".
+func (r *fakeRenderer) Cut(html, _, fragment string) (string, bool) {
+	return html, fragment != "missing"
+}
+
+// Frame is content in a div titled title.
+func (r *fakeRenderer) Frame(content, title, url string) string {
+	return `<div title="` + title + `" data-url="` + url + `">` + content + `</div>`
+}
+
+// Anchor leads every fragment but "missing" to an anchor of its own name.
+func (r *fakeRenderer) Anchor(_, fragment string) (string, bool) {
+	return fragment, fragment != "missing"
+}
 
 func (r *fakeRenderer) Version() int {
 	r.mu.Lock()
@@ -333,6 +355,7 @@ type fakeStore struct {
 	reservations map[string]reservation
 	legacy       map[string][]byte
 	saves        int // SaveRender calls that stored a render
+	embedReads   int // Embedded calls
 }
 
 // record is a publication with what the store keeps beside it.
@@ -673,6 +696,29 @@ func (s *fakeStore) Outlines(_ context.Context, cuids []string) (map[string]stri
 		}
 	}
 	return out, nil
+}
+
+func (s *fakeStore) Embedded(_ context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]note.Embedded, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.embedReads++
+	var out []note.Embedded
+	for _, id := range cuids {
+		if rec := s.pubs[id]; rec != nil && rec.p.AccountCUID == accountCUID && !rec.p.Unpublished {
+			p := rec.p
+			out = append(out, note.Embedded{CUID: p.CUID, Title: p.Title, Path: p.Path, HTML: p.HTML, Links: p.Links,
+				Outline: p.Outline, RenderID: p.RenderID, ExpiresAt: p.ExpiresAt})
+		}
+	}
+	// As the store: the smallest renders that fit maxBytes together, then the active ones.
+	slices.SortFunc(out, func(a, b note.Embedded) int { return cmp.Or(len(a.HTML)-len(b.HTML), strings.Compare(a.CUID, b.CUID)) })
+	kept := out[:0]
+	for _, e := range out {
+		if maxBytes -= len(e.HTML); maxBytes >= 0 && (e.ExpiresAt == nil || now.Before(*e.ExpiresAt)) {
+			kept = append(kept, e)
+		}
+	}
+	return kept, nil
 }
 
 func deref(s *string) string {

@@ -2,8 +2,8 @@ package note
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"slices"
 	"time"
 
@@ -11,48 +11,22 @@ import (
 )
 
 // ReadPage is ReadView with the note links of the view's HTML resolved among its author's
-// active publications (one query of the link index), LinksTag naming what they resolved
-// to and LinksExpireAt the earliest expiry among the notes they lead to.
+// active publications and its embeds shown (embeds.go), LinksTag naming what they
+// resolved to and the renders shown, LinksExpireAt the earliest expiry among the notes
+// they lead to or show, and Embeds the notes shown.
 func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 	v, err := c.activeView(ctx, cuid, c.store.FindView)
 	if err != nil || c.renderer == nil || len(v.Links.List) == 0 {
 		return public(v), err
 	}
-	targets, err := c.resolveLinks(ctx, v.AccountCUID, deref(v.Path), v.Links, c.store.ResolveNames)
-	if err != nil {
+	p := c.newPage(v)
+	root := p.renders[v.CUID]
+	if err := p.load(ctx, root); err != nil {
 		return View{}, err
 	}
-	outlines, err := c.outlines(ctx, v.Links, targets)
-	if err != nil {
-		return View{}, err
-	}
-	urls := make([]string, len(v.Links.List))
-	tag := sha256.New()
-	for i, t := range targets {
-		if t.CUID != "" {
-			urls[i] = c.href(t.CUID, outlines[t.CUID], v.Links.List[i].Fragment)
-			v.LinksExpireAt = earlier(v.LinksExpireAt, t.ExpiresAt)
-		}
-		tag.Write([]byte(urls[i]))
-		tag.Write([]byte{0})
-	}
-	v.HTML = c.renderer.ResolveLinks(v.HTML, v.Links, urls)
-	v.LinksTag = hex.EncodeToString(tag.Sum(nil)[:12])
+	v.HTML = p.build(root, v.HTML, []string{v.CUID})
+	v.LinksTag, v.LinksExpireAt, v.Embeds = hex.EncodeToString(p.tag.Sum(nil)[:12]), p.expires, p.embeds
 	return public(v), nil
-}
-
-// outlines reads the outlines of the targets that links with a fragment lead to.
-func (c *Core) outlines(ctx context.Context, links Links, targets []NameHit) (map[string]string, error) {
-	var cuids []string
-	for i, t := range targets {
-		if t.CUID != "" && links.List[i].Fragment != "" && !slices.Contains(cuids, t.CUID) {
-			cuids = append(cuids, t.CUID)
-		}
-	}
-	if len(cuids) == 0 {
-		return nil, nil
-	}
-	return c.store.Outlines(ctx, cuids)
 }
 
 // href is the address of a link to the publication cuid, whose render's outline is
@@ -99,6 +73,49 @@ func (c *Core) warnUnknownLinks(p *Publication, look *linkLookup) error {
 		warned = append(warned, l.Target)
 		p.Warnings = append(p.Warnings, Warning{Code: WarnUnknownNoteLink, Ref: l.Target,
 			Message: "None of your active notes is named " + l.Target + "; the link shows as plain text until one is."})
+	}
+	return nil
+}
+
+// warnMissingParts warns of p's embeds of a heading or block that the note they name
+// (one of the author's active publications) does not have: the page shows a link there.
+// One warning per embed as written, code WarnUnknownNoteLink (docs/api.md). It reads the
+// link index and the outlines outside any transaction.
+func (c *Core) warnMissingParts(ctx context.Context, p *Publication) error {
+	var parts Links
+	for _, l := range p.Links.List {
+		if l.Embed && l.Fragment != "" {
+			parts.List = append(parts.List, l)
+		}
+	}
+	if c.renderer == nil || len(parts.List) == 0 {
+		return nil
+	}
+	targets, err := c.resolveLinks(ctx, p.AccountCUID, deref(p.Path), parts, c.store.ResolveNames)
+	if err != nil {
+		return err
+	}
+	var cuids []string
+	for _, t := range targets {
+		if t.CUID != "" && !slices.Contains(cuids, t.CUID) {
+			cuids = append(cuids, t.CUID)
+		}
+	}
+	outlines, err := c.store.Outlines(ctx, cuids)
+	if err != nil {
+		return fmt.Errorf("read outlines: %w", err)
+	}
+	var warned []string
+	for i, l := range parts.List {
+		ref := l.Target + "#" + l.Fragment
+		if targets[i].CUID == "" || len(warned) == maxReferenceWarnings || slices.Contains(warned, ref) {
+			continue
+		}
+		if _, ok := c.renderer.Anchor(outlines[targets[i].CUID], l.Fragment); !ok {
+			warned = append(warned, ref)
+			p.Warnings = append(p.Warnings, Warning{Code: WarnUnknownNoteLink, Ref: ref,
+				Message: l.Target + " has no heading or block " + l.Fragment + "; the embed shows as a link to the note."})
+		}
 	}
 	return nil
 }

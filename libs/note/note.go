@@ -100,11 +100,14 @@ type Publication struct {
 type View struct {
 	Publication
 	Owner account.Settings
-	// LinksTag names what the note links of HTML resolved to, and LinksExpireAt is the
-	// earliest expiry among the notes they lead to (nil when none expires): from then on
-	// the page leads to a note that is gone. Both are set by Core.ReadPage only.
+	// LinksTag names what the note links of HTML resolved to and the renders of the notes
+	// it embeds, and LinksExpireAt is the earliest expiry among the notes they lead to or
+	// it embeds (nil when none expires): from then on the page leads to, or shows, a note
+	// that is gone. Embeds are the publications whose renders the page shows. They are set
+	// by Core.ReadPage only.
 	LinksTag      string
 	LinksExpireAt *time.Time
+	Embeds        []string
 }
 
 // Links are the note links of a stored render: the nonce of their placeholders in its
@@ -120,6 +123,8 @@ type Links struct {
 type Link struct {
 	Target   string `json:"title"`
 	Fragment string `json:"fragment,omitempty"`
+	// Embed: `![[Target]]`, shown inside the page when it can be (see ReadPage).
+	Embed bool `json:"embed,omitempty"`
 }
 
 // ImageView is a public image with the publication it belongs to. Of the publication it

@@ -66,6 +66,10 @@ type Storer interface {
 	// Outlines returns the stored render outlines (Rendered.Outline) of the publications
 	// cuids, by cuid.
 	Outlines(ctx context.Context, cuids []string) (map[string]string, error)
+	// Embedded returns the stored renders of those of the publications cuids that are
+	// the account's and active at now, in one query: the smallest of them whose HTML
+	// fits maxBytes together, leaving out the others.
+	Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]Embedded, error)
 	// IndexNames writes the link index rows of up to limit publications whose rows were
 	// written by an older NamesVersion (or never), and returns their accounts.
 	IndexNames(ctx context.Context, limit int) ([]string, error)
@@ -87,9 +91,21 @@ type Renderer interface {
 	// when not nil, is called with them as soon as they are known (before Render
 	// returns, or never); it does not block.
 	Render(ctx context.Context, tenant, markdown string, parsed func(Links)) (Rendered, error)
-	// ResolveLinks returns html, a render with links, with link i leading to urls[i] (a
-	// whole href), or shown as text where urls[i] is "".
-	ResolveLinks(html string, links Links, urls []string) string
+	// ResolveLinks returns html, a render with links, or a part of one, with link i
+	// leading to urls[i] (a whole href), or shown as text where urls[i] is "". An embed i
+	// is replaced by embed(i) where that is not "" (Frame's result), with its ids
+	// prefixed so that they stay unique; embed may be nil.
+	ResolveLinks(html string, links Links, urls []string, embed func(i int) string) string
+	// SameAnchors reports whether two outlines give every link the same anchor (the same
+	// headings and block ids), whatever else they record.
+	SameAnchors(a, b string) bool
+	// Cut is the part of html, a render whose outline is outline, that an embed with
+	// fragment ("" for the whole note, "Heading", "A#B", "^block") shows; false when there
+	// is none.
+	Cut(html, outline, fragment string) (string, bool)
+	// Frame is an embed of content (a Cut, its links resolved) in the page: framed,
+	// below title, which leads to url.
+	Frame(content, title, url string) string
 	// Anchor is the id, in the render whose outline is outline, that a link's fragment
 	// ("Heading", "A#B", "^block") leads to; false when there is none.
 	Anchor(outline, fragment string) (string, bool)

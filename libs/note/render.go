@@ -99,7 +99,11 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve R
 	if w == nil {
 		return nil
 	}
-	return c.warnUnknownLinks(p, look)
+	if err := c.warnUnknownLinks(p, look); err != nil || cause != causePublish {
+		// An update warns of missing parts after its transaction (Update).
+		return err
+	}
+	return c.warnMissingParts(ctx, p)
 }
 
 // linkLookup looks up a note's links while the note is rendered: the render calls start
@@ -213,7 +217,7 @@ func (c *Core) renderAgain(ctx context.Context, cuid string) error {
 	if p.RenderID != v.RenderID {
 		c.notify(ctx, cuid)
 	}
-	if p.Outline != v.Outline && len(p.Names()) > 0 {
+	if !c.sameAnchors(p.Outline, v.Outline) && len(p.Names()) > 0 {
 		// The anchors of the links into it may have moved.
 		c.notifyLinks(ctx, p.AccountCUID)
 	}

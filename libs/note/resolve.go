@@ -109,22 +109,44 @@ func (l lookup) pick(from string, hits map[Name][]NameHit) (NameHit, bool) {
 // one call of resolve: targets[i] is links.List[i]'s, its CUID empty when none. An image's
 // name never names a note.
 func (c *Core) resolveLinks(ctx context.Context, accountCUID, from string, links Links, resolve ResolveNames) ([]NameHit, error) {
-	lookups := make([]lookup, len(links.List))
+	targets, err := c.resolveSets(ctx, accountCUID, []linkSet{{from, links}}, resolve)
+	if err != nil {
+		return nil, err
+	}
+	return targets[0], nil
+}
+
+// linkSet is the links of the note at from.
+type linkSet struct {
+	from  string
+	links Links
+}
+
+// resolveSets is resolveLinks of several notes of the account with one call of resolve:
+// targets[k][i] is what sets[k]'s link i names.
+func (c *Core) resolveSets(ctx context.Context, accountCUID string, sets []linkSet, resolve ResolveNames) ([][]NameHit, error) {
+	lookups := make([][]lookup, len(sets))
 	var keys []string
-	seen := map[string]bool{"": true}
-	for i, l := range links.List {
-		if l.Target == "" || isImageName(l.Target) {
-			continue
-		}
-		lookups[i] = lookupOf(from, l.Target)
-		for _, k := range lookups[i].keys() {
-			if !seen[k] {
-				seen[k] = true
-				keys = append(keys, k)
+	seen := map[string]bool{}
+	for k, set := range sets {
+		lookups[k] = make([]lookup, len(set.links.List))
+		for i, l := range set.links.List {
+			if l.Target == "" || isImageName(l.Target) {
+				continue
+			}
+			lookups[k][i] = lookupOf(set.from, l.Target)
+			for _, key := range lookups[k][i].keys() {
+				if key != "" && !seen[key] {
+					seen[key] = true
+					keys = append(keys, key)
+				}
 			}
 		}
 	}
-	targets := make([]NameHit, len(links.List))
+	targets := make([][]NameHit, len(sets))
+	for k, set := range sets {
+		targets[k] = make([]NameHit, len(set.links.List))
+	}
 	if len(keys) == 0 {
 		return targets, nil
 	}
@@ -136,9 +158,11 @@ func (c *Core) resolveLinks(ctx context.Context, accountCUID, from string, links
 	for _, h := range hits {
 		byName[h.Name] = append(byName[h.Name], h)
 	}
-	for i, l := range lookups {
-		if l.alias != "" {
-			targets[i], _ = l.pick(from, byName)
+	for k, set := range sets {
+		for i, l := range lookups[k] {
+			if l.alias != "" {
+				targets[k][i], _ = l.pick(set.from, byName)
+			}
 		}
 	}
 	return targets, nil

@@ -68,8 +68,14 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 	if patch.Upload != nil {
 		patch.Upload.done = true
 	}
+	if patch.Content != nil {
+		if err := c.warnMissingParts(ctx, &p); err != nil {
+			// The update is stored: only a warning is missing.
+			c.log.WarnContext(ctx, "update: the embeds' headings and blocks could not be checked", "cuid", cuid, "err", err)
+		}
+	}
 	c.notify(ctx, cuid)
-	if linksChange(old, p) {
+	if c.linksChange(old, p) {
 		c.notifyLinks(ctx, accountCUID)
 	}
 	return p, nil
@@ -123,11 +129,19 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 
 // linksChange reports whether an update from old to p may change what links to either
 // lead to: the names links match, the anchors of the render, or, for a note that links
-// can name, its expiry (which makes it active or not).
-func linksChange(old, p Publication) bool {
+// can name, its expiry (which makes it active or not). New content with the same anchors
+// changes no link: the pages that embed the note are dropped by its own change message
+// (Entry.Embeds in the read cache), so a note nobody embeds costs no message for its
+// author.
+func (c *Core) linksChange(old, p Publication) bool {
 	was, is := old.Names(), p.Names()
 	expiry := !equalTimes(old.ExpiresAt, p.ExpiresAt) && (len(was) > 0 || len(is) > 0)
-	return !slices.Equal(was, is) || old.Outline != p.Outline || expiry
+	return !slices.Equal(was, is) || !c.sameAnchors(old.Outline, p.Outline) || expiry
+}
+
+// sameAnchors reports whether two outlines give every link the same anchor.
+func (c *Core) sameAnchors(a, b string) bool {
+	return a == b || c.renderer != nil && c.renderer.SameAnchors(a, b)
 }
 
 func equalTimes(a, b *time.Time) bool {

@@ -36,8 +36,11 @@ type Entry struct {
 	Noindex bool
 	// Header holds further response headers (the page's Content-Security-Policy).
 	Header [][2]string
-	// Note and Owner are the publication and account whose changes drop the entry.
+	// Note and Owner are the publication and account whose changes drop the entry, and
+	// Embeds the other publications whose renders it shows (a page's embeds): a change of
+	// one of them drops it too.
 	Note, Owner string
+	Embeds      []string
 
 	loadedAt time.Time
 	epoch    uint64 // The cache's drop count when the load began.
@@ -66,6 +69,9 @@ func (e *Entry) MaxAge(now time.Time, limit time.Duration) time.Duration {
 // bookkeeping around it.
 func (e *Entry) size(key string) int64 {
 	n := int64(len(e.Body)+len(e.packed)+len(e.ContentType)+len(e.ETag)+len(e.Note)+len(e.Owner)) + 3*int64(len(key)) + 256
+	for _, id := range e.Embeds {
+		n += int64(len(id) + len(key))
+	}
 	for _, h := range e.Header {
 		n += int64(len(h[0]) + len(h[1]))
 	}

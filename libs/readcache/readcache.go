@@ -5,10 +5,10 @@
 //
 // Entries are keyed by route, cuid and encoding (the caller builds the key), bounded by
 // their total size, and dropped by the change feed's events: a Note event drops every
-// entry of that publication, an Account event every entry of that owner, an Everything
-// event every entry. An entry is served only while it is fresh (changefeed.Feed.Fresh):
-// the feed vouches that no change has been missed since it was loaded, or it is younger
-// than a second. A stale entry is re-checked by one load per key at a time, however many
+// entry of that publication and every page that embeds it (Entry.Embeds), an Account
+// event every entry of that owner, an Everything event every entry. An entry is served
+// only while it is fresh (changefeed.Feed.Fresh): the feed vouches that no change has
+// been missed since it was loaded, or it is younger than a second. A stale entry is re-checked by one load per key at a time, however many
 // readers ask, and is kept (with its compressed variants) when the re-check finds the
 // same validator.
 //
@@ -28,6 +28,7 @@ package readcache
 
 import (
 	"container/list"
+	"slices"
 	"sync"
 	"time"
 
@@ -142,7 +143,8 @@ func (c *Cache) put(key string, e *Entry) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.epoch < c.floor || c.dropped[e.Note] > e.epoch || c.dropped[e.Owner] > e.epoch || size > c.maxEntry {
+	if e.epoch < c.floor || c.dropped[e.Note] > e.epoch || c.dropped[e.Owner] > e.epoch || size > c.maxEntry ||
+		slices.ContainsFunc(e.Embeds, func(id string) bool { return c.dropped[id] > e.epoch }) {
 		return
 	}
 	if el, ok := c.items[key]; ok {
@@ -152,6 +154,9 @@ func (c *Cache) put(key string, e *Entry) {
 	c.bytes += size
 	index(c.byNote, e.Note, key)
 	index(c.byOwner, e.Owner, key)
+	for _, id := range e.Embeds {
+		index(c.byNote, id, key)
+	}
 	if e.NotFound {
 		c.putNegative(it)
 		return
@@ -195,4 +200,7 @@ func (c *Cache) remove(el *list.Element) {
 	c.bytes -= it.size
 	unindex(c.byNote, it.entry.Note, it.key)
 	unindex(c.byOwner, it.entry.Owner, it.key)
+	for _, id := range it.entry.Embeds {
+		unindex(c.byNote, id, it.key)
+	}
 }

@@ -353,3 +353,28 @@ func TestALargeEntryIsKeptCompressed(t *testing.T) {
 		t.Errorf("loads %d", n)
 	}
 }
+
+func TestANoteChangeDropsThePagesThatEmbedIt(t *testing.T) {
+	c := readcache.New(1<<20, trusted, time.Now, prometheus.NewRegistry())
+	var calls atomic.Int64
+	page := entry("p", "x", "page")
+	page.Embeds = []string{"e"}
+	if _, err := c.Load(context.Background(), "page", load(page, &calls)); err != nil {
+		t.Fatal(err)
+	}
+	c.Drop(changefeed.Event{Kind: changefeed.Note, ID: "e"})
+	if _, ok := c.Get("page"); ok {
+		t.Error("a page embedding a changed note is still served")
+	}
+	// A load that read the embedded note before it changed is not stored.
+	_, err := c.Load(context.Background(), "again", func(context.Context, *readcache.Entry) (*readcache.Entry, error) {
+		c.Drop(changefeed.Event{Kind: changefeed.Note, ID: "e"})
+		return page, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Get("again"); ok {
+		t.Error("a load that raced a drop of an embedded note was stored")
+	}
+}

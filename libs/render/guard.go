@@ -47,8 +47,14 @@ func (c checked) SetOption(name renderer.OptionName, value any) {
 func (c checked) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	c.NodeRenderer.RegisterFuncs(registerer(func(kind ast.NodeKind, f renderer.NodeRendererFunc) {
 		reg.Register(kind, func(w util.BufWriter, source []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
-			if err := w.(*sink).check(); err != nil {
+			s := w.(*sink)
+			if err := s.check(); err != nil {
 				return ast.WalkStop, err
+			}
+			if !entering {
+				defer s.markSpan(n, false)
+			} else {
+				s.markSpan(n, true)
 			}
 			return f(w, source, n, entering)
 		})

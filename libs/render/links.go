@@ -20,7 +20,7 @@ import (
 type Link struct {
 	Target   string `json:"t"`
 	Fragment string `json:"f,omitempty"`
-	// Embed: `![[Target]]`, which Obsidian shows inside the page; shown as a link for now.
+	// Embed: `![[Target]]`, shown inside the page when the builder can (Cut, Frame, Resolve).
 	Embed bool `json:"e,omitempty"`
 }
 
@@ -216,10 +216,21 @@ const (
 // is added to it here. Links whose growth would take the HTML past MaxPage show as text.
 // It is linear in the length of html.
 func ResolveLinks(html, nonce string, links []Link, urls []string) string {
+	return Resolve(html, nonce, links, urls, nil)
+}
+
+// Resolve is ResolveLinks with embeds: each placeholder of an embed i, its text included,
+// is replaced by embed(i) (an embed made by Frame; embed may be nil) when that is not ""
+// and does not take the HTML past MaxPage; else it is a link as ResolveLinks makes it. The
+// n-th embed written has its ids and the links within it prefixed by "e<n>-" (the page's
+// own ids start with IDPrefix), so that the page's ids stay unique however often a note
+// is embedded, and at every level.
+func Resolve(html, nonce string, links []Link, urls []string, embed func(i int) string) string {
 	if nonce == "" || !strings.Contains(html, linkOpen+nonce) {
 		return html
 	}
 	room := MaxPage - len(html)
+	embedded := 0
 	var b strings.Builder
 	b.Grow(len(html))
 	for {
@@ -244,9 +255,19 @@ func ResolveLinks(html, nonce string, links []Link, urls []string) string {
 			html = rest
 			continue
 		}
+		html = rest[stop+len(tag):]
+		if e := embedOf(embed, links[k], k); e != "" {
+			embedded++
+			e = prefixIDs(e, "e"+strconv.Itoa(embedded)+"-")
+			if growth := len(e) - stop - 2*len(tag); growth <= room {
+				b.WriteString(e)
+				room -= growth
+				continue
+			}
+		}
 		open, closing := unresolvedOpen, unresolvedClose
 		if url := urls[k]; url != "" {
-			a := `<a class="wikilink" href="` + string(util.EscapeHTML(util.URLEscape([]byte(url), false))) + `">`
+			a := `<a class="wikilink" href="` + hrefAttr(url) + `">`
 			if growth := len(a) + len("</a>") - 2*len(tag); growth <= room {
 				open, closing = a, "</a>"
 				room -= growth
@@ -255,6 +276,18 @@ func ResolveLinks(html, nonce string, links []Link, urls []string) string {
 		b.WriteString(open)
 		b.WriteString(rest[:stop])
 		b.WriteString(closing)
-		html = rest[stop+len(tag):]
 	}
+}
+
+// embedOf is embed(k) for an embed l, "" for a link or a nil embed.
+func embedOf(embed func(int) string, l Link, k int) string {
+	if embed == nil || !l.Embed {
+		return ""
+	}
+	return embed(k)
+}
+
+// hrefAttr is url as the value of an href attribute.
+func hrefAttr(url string) string {
+	return string(util.EscapeHTML(util.URLEscape([]byte(url), false)))
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -39,6 +40,17 @@ type Outline struct {
 	// Blocks are the ids of the note's blocks as written, without the "^"; an id given
 	// to more than one block names the first.
 	Blocks []string `json:"b,omitempty"`
+	// BlockSpans are where each of Blocks is in the render's HTML, by index (see Span).
+	BlockSpans []Span `json:"bs,omitempty"`
+}
+
+// Span is a part of a render's HTML, in bytes: a block, or a heading's section (the
+// heading up to the next heading of the same or a higher level, or the footnotes). It is
+// measured on the final HTML by markers that the render writes and takes out again
+// (spans.go), so that an embed cuts it without parsing the HTML, and no note can forge it.
+type Span struct {
+	Start int `json:"s"`
+	End   int `json:"e"`
 }
 
 // Heading is a heading of a note.
@@ -52,6 +64,9 @@ type Heading struct {
 	// Key is Text as links are matched to it (see Outline.Anchor), kept so that
 	// matching a link takes no more than comparing two strings per heading.
 	Key string `json:"k"`
+	// Section is the heading's section in the HTML: nil for a heading inside another
+	// block (a list, a quote, a callout), whose section an embed cannot cut.
+	Section *Span `json:"s,omitempty"`
 }
 
 // maxHeadingText caps the text an outline keeps of a heading: no link names a longer
@@ -182,13 +197,50 @@ func blockAnchor(id string) string { return "^" + id }
 // (Unicode simple case folding): "Q: why?" and "`f()`" match the links "#Q why" and "#f". ok is false when nothing matches; a link should then lead to the page
 // itself. A call compares one string per heading (Heading.Key).
 func (o Outline) Anchor(fragment string) (anchor string, ok bool) {
+	heading, block := o.find(fragment)
+	switch {
+	case block >= 0:
+		return blockAnchor(o.Blocks[block]), true
+	case heading >= 0:
+		return o.Headings[heading].Anchor, true
+	}
+	return "", false
+}
+
+// Cut is the span of the render's HTML that an embed with fragment shows (see Anchor
+// for how fragment names a heading or a block): the heading's section, or the block; the
+// whole HTML (of length n) for no fragment. ok is false when fragment names nothing, or a
+// heading inside another block.
+func (o Outline) Cut(fragment string, n int) (Span, bool) {
+	if strings.TrimSpace(fragment) == "" {
+		return Span{0, n}, true
+	}
+	heading, block := o.find(fragment)
+	var s *Span
+	switch {
+	case block >= 0 && block < len(o.BlockSpans):
+		s = &o.BlockSpans[block]
+	case heading >= 0:
+		s = o.Headings[heading].Section
+	}
+	if s == nil || s.Start < 0 || s.Start >= s.End || s.End > n {
+		return Span{}, false
+	}
+	return *s, true
+}
+
+// SameAnchors reports whether a and b give every link the same anchor: the same
+// headings and block ids, whatever their spans.
+func SameAnchors(a, b Outline) bool {
+	return slices.Equal(a.Blocks, b.Blocks) && slices.EqualFunc(a.Headings, b.Headings, func(x, y Heading) bool {
+		return x.Level == y.Level && x.Text == y.Text && x.Anchor == y.Anchor && x.Key == y.Key
+	})
+}
+
+// find is the index of the heading or of the block that fragment names, -1 for none.
+func (o Outline) find(fragment string) (heading, block int) {
 	if id, isBlock := strings.CutPrefix(strings.TrimSpace(fragment), "^"); isBlock {
-		for _, b := range o.Blocks {
-			if b == id {
-				return blockAnchor(b), true
-			}
-		}
-		return "", false
+		return -1, slices.Index(o.Blocks, id)
 	}
 	from, end := 0, len(o.Headings) // the headings to look through
 	found := -1
@@ -204,17 +256,14 @@ func (o Outline) Anchor(fragment string) (anchor string, ok bool) {
 			}
 		}
 		if found < 0 {
-			return "", false
+			return -1, -1
 		}
 		from, end = found+1, found+1
 		for end < len(o.Headings) && o.Headings[end].Level > o.Headings[found].Level {
 			end++
 		}
 	}
-	if found < 0 {
-		return "", false
-	}
-	return o.Headings[found].Anchor, true
+	return found, -1
 }
 
 // headingPunctuation is what Obsidian reads as white space when it matches a link's

@@ -78,7 +78,15 @@ import (
 // that makes no link keeps the text after it.
 // 7: block ids are ^id, as Obsidian's links name them; a Markdown link to a relative
 // path without an attachment's extension ([x](Folder/Note)) is a note link.
-const Version = 7
+// 8: Obsidian's reading view: a single line break is a line break; tasks of any
+// character, with data-task; inline footnotes ^[…] numbered with the others; a note's raw
+// HTML kept, sanitized (allowlisted elements, attributes and style properties; dropped
+// elements with their content; no id, class, role or data-* from a note) and balanced;
+// YouTube and Vimeo links and iframes as players, other iframes and web pages embedded as
+// images as links; Mermaid fences as <pre class="mermaid"> drawn in the browser; embeds of
+// notes (links keep Embed, an embed alone in its paragraph has no <p>, and the outline
+// records the byte spans of top-level heading sections and of blocks that a page cuts).
+const Version = 8
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
 type Fallback struct {
@@ -268,6 +276,7 @@ func render(ctx context.Context, src string, parsed func([]Link)) (Result, error
 	if bytes.IndexByte(source, '[') >= 0 {
 		refs = referencesIn(doc, source, pc)
 	}
+	r.spans = newSpanIndex(outlineOf(pc))
 
 	p, err := r.pass(source, doc, nil, false)
 	if err == nil && len(p.HTML) > r.max {
@@ -292,7 +301,9 @@ func render(ctx context.Context, src string, parsed func([]Link)) (Result, error
 		for _, f := range append(failed, left...) {
 			last.fallback(f.Ref, f.Reason)
 		}
-		p.Fallbacks, p.Links, p.Outline, p.References = last.fallbacks, r.links, *outlineOf(pc), refs
+		p.Outline = *outlineOf(pc)
+		p.HTML = measureSpans(p.HTML, r.nonce, &p.Outline, r.spans)
+		p.Fallbacks, p.Links, p.References = last.fallbacks, r.links, refs
 		if len(r.links) > 0 {
 			p.Nonce = r.nonce
 		}
@@ -323,8 +334,9 @@ type run struct {
 	// wikilink's among them.
 	links     []Link
 	linkIndex map[*wikiLinkNode]int
-	nonce     string // of the placeholders of generated markup and links
-	last      *sink  // the last pass: its generated markup and fallbacks
+	nonce     string    // of the placeholders of generated markup and links
+	spans     spanIndex // the elements whose spans the outline gets (spans.go)
+	last      *sink     // the last pass: its generated markup and fallbacks
 }
 
 // pass renders doc once, showing as plain text the code blocks in plain, or all of them

@@ -471,7 +471,15 @@ func resolveLinked(res render.Result) string {
 			}
 		}
 	}
-	return render.ResolveLinks(string(res.HTML), res.Nonce, res.Links, urls)
+	return render.Resolve(string(res.HTML), res.Nonce, res.Links, urls, func(i int) string {
+		// An embed of "Other note" as the page's builder makes it, with res itself as
+		// that note: the part it names, its links resolved to urls.
+		l := res.Links[i]
+		if cut, ok := render.Cut(string(res.HTML), res.Outline, l.Fragment); ok && l.Target == "Other note" {
+			return render.Frame(render.ResolveLinks(cut, res.Nonce, res.Links, urls), `Other <note> "1"`, "https://share.example/s/other")
+		}
+		return ""
+	})
 }
 
 // BenchmarkObsidianFixture renders the fixture note (goal: a median under 10 ms; a note

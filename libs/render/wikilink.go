@@ -167,9 +167,9 @@ func (wikilinks) Extend(m goldmark.Markdown) {
 	// Before goldmark's links (200), which would read `[[x]]` as brackets around `[x]`.
 	m.Parser().AddOptions(
 		parser.WithInlineParsers(util.Prioritized(wikilinks{}, 198), util.Prioritized(linkEnds{}, 199)),
-		parser.WithASTTransformers(util.Prioritized(noteLinks{}, 60)),
+		parser.WithASTTransformers(util.Prioritized(noteLinks{}, 60), util.Prioritized(embedBlocks{}, 70)),
 	)
-	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(wikilinks{}, 199)))
+	m.Renderer().AddOptions(renderer.WithNodeRenderers(util.Prioritized(wikilinks{}, 199), util.Prioritized(embedBlocks{}, 199)))
 }
 
 func (wikilinks) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {

@@ -236,6 +236,8 @@ func TestLoadBenchAllInOne(t *testing.T) {
 	t.Run("publish beside bombs", func(t *testing.T) { benchBombs(t, cfg, rep) })
 	t.Run("publish with links", func(t *testing.T) { benchLinks(t, cfg, rep) })
 	t.Run("rename", func(t *testing.T) { benchRename(t, rep) })
+	t.Run("page with embeds", func(t *testing.T) { benchEmbeds(t, cfg, rep) })
+	t.Run("unshare of an embedded note", func(t *testing.T) { benchEmbedUnshare(t, cfg, rep) })
 	t.Run("upload memory", func(t *testing.T) { benchUploadMemory(t, rep) })
 	t.Run("scale", func(t *testing.T) {
 		if cfg.rows == 0 {

@@ -315,6 +315,9 @@ math{font-size:1.1em}.math-block{overflow-x:auto;margin:1rem 0}
 .player{display:block;max-width:100%;height:auto;aspect-ratio:16/9;border:0;margin:1rem 0}
 kbd{font-family:ui-monospace,"Cascadia Code",Menlo,Consolas,monospace;font-size:.85em;border:1px solid var(--line);border-bottom-width:2px;border-radius:4px;padding:0 .3em;background:var(--soft)}
 .wikilink.unresolved{color:var(--muted);border-bottom:1px dashed var(--line)}
+.embed{border-left:3px solid var(--line);padding:0 0 0 1rem;margin:1rem 0}
+.embed-title{font-size:.85rem;margin:.25rem 0;color:var(--muted)}
+.embed-content>:first-child{margin-top:.3rem}.embed-content h1{font-size:1.5em}
 .footnotes{font-size:.9rem;color:var(--muted)}
 pre.mermaid{white-space:pre-wrap}.mermaid-diagram{margin:1rem 0;overflow-x:auto}.mermaid-diagram>svg{display:block;margin:0 auto;max-width:100%;height:auto}
 footer{margin-top:3rem;color:var(--muted);font-size:.85rem}
