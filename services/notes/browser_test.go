@@ -225,6 +225,21 @@ func checkObsidianConstructs(t *testing.T, ctx context.Context, pageURL, linkedU
     anchors: !!main.querySelector('h2#n-links-between-notes'),
     delimiters: (text.textContent.match(/\$\$|==|\[\[|%%|\$[a-z\\]/g) || []).join(' '),
     comments: main.textContent.includes('comment,') || main.textContent.includes('inline one'),
+    lineBreak: !![...main.querySelectorAll('p')].find(p => p.textContent.startsWith('Two lines'))?.querySelector('br'),
+    inlineFootnote: [...main.querySelectorAll('.footnotes li')].some(li => li.textContent.includes('An inline footnote')),
+    customTasks: [...main.querySelectorAll('li[data-task]')].map(li => li.dataset.task + (li.querySelector('input').checked ? '+' : '-')).join(' '),
+    htmlHeading: [...main.querySelectorAll('h3')].some(h => h.textContent === 'A heading written in HTML'),
+    div: [...main.querySelectorAll('div')].find(d => d.textContent.startsWith('This **will not** be bold')),
+    brWords: main.innerText.includes('vault.Example'),
+    scriptText: main.textContent.includes('script text') || main.textContent.includes('display: none'),
+    players: [...main.querySelectorAll('iframe')].map(f => f.getAttribute('src')).join(' '),
+    widgetLink: !!main.querySelector('a[href="https://example.com/widget"]'),
+    image: main.querySelector('img[alt="A plot"]')?.getAttribute('width'),
+    embeds: [...main.querySelectorAll('.embed')].map(e => e.querySelector('.embed-title').textContent + ': ' +
+      e.querySelector('.embed-content').textContent.trim().replace(/\s+/g, ' ')),
+    properties: [...document.querySelectorAll('table.properties th')].map(th => th.textContent).join(' '),
+    bodyClass: document.querySelector('article')?.className,
+    description: document.querySelector('meta[name=description]')?.content,
   };
 })()`))
 	if err != nil {
@@ -233,15 +248,34 @@ func checkObsidianConstructs(t *testing.T, ctx context.Context, pageURL, linkedU
 	// The link to a heading of another note leads to its page: its anchor there comes when
 	// the page's builder resolves fragments (render.Outline.Anchor); links within the note
 	// lead to their anchors. The Markdown link names a path no publication has.
-	wantLinks := []any{linkedURL + " Linked note", linkedURL + " the same note under another name", linkedURL + " Linked note > Details",
-		pageURL + "#n-callouts Callouts", pageURL + "#%5Equote the quote"}
+	wantLinks := []any{linkedURL + " Linked note", linkedURL + " the same note under another name", linkedURL + "#n-details Linked note > Details",
+		pageURL + "#n-callouts Callouts", pageURL + "#%5Equote the quote",
+		// The embeds' frames: each title leads to what it embeds.
+		linkedURL + " Linked note", linkedURL + "#n-details Linked note", linkedURL + "#%5Efact Linked note"}
 	if state["math"] != 4.0 || state["inlineMath"] != 2.0 || state["displayMath"] != 2.0 || state["mathShown"] != true || state["mathWide"] != true ||
 		state["mark"] != "Highlighted words|a highlight|open" || state["tags"] != "#tags #nested/tags" || state["icons"] != true ||
 		state["folded"] != false || state["unfolded"] != true || state["titleMarkdown"] != "foldable" || state["hiddenShown"] != false ||
 		fmt.Sprint(state["links"]) != fmt.Sprint(wantLinks) || state["unresolved"] != "A note that does not exist|the note|Nowhere" ||
-		state["mermaid"] != true || state["tasks"] != 2.0 || state["footnote"] != true || state["table"] != 4.0 || state["anchors"] != true ||
+		state["mermaid"] != true || state["tasks"] != 4.0 || state["footnote"] != true || state["table"] != 5.0 || state["anchors"] != true ||
 		state["delimiters"] != "" || state["comments"] != false {
 		t.Errorf("Obsidian constructs at %d px: %v", width, state)
+	}
+	checkReadingView(t, state, width)
+}
+
+// checkReadingView checks, in state (see checkObsidianConstructs), what the fixture's
+// "Reading view" section and the note's properties show as Obsidian's reading view does.
+func checkReadingView(t *testing.T, state map[string]any, width int64) {
+	t.Helper()
+	div, _ := state["div"].(map[string]any)
+	wantEmbeds := []any{"Linked note: Linked. Details The details, embedded. A fact worth embedding.",
+		"Linked note: Details The details, embedded. A fact worth embedding.", "Linked note: A fact worth embedding."}
+	if state["lineBreak"] != true || state["inlineFootnote"] != true || state["customTasks"] != "x+ ?+ -+" ||
+		state["htmlHeading"] != true || div == nil || state["brWords"] != false || state["scriptText"] != false ||
+		state["players"] != "https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ" || state["widgetLink"] != true || state["image"] != "300" ||
+		fmt.Sprint(state["embeds"]) != fmt.Sprint(wantEmbeds) || state["properties"] != "status" ||
+		state["bodyClass"] != "cssclass-wide" || state["description"] != "Every construct, as Obsidian shows it." {
+		t.Errorf("Obsidian's reading view at %d px: %v", width, state)
 	}
 }
 
@@ -267,12 +301,16 @@ func TestBrowserShowsTheNotePage(t *testing.T) {
 		Properties: map[string]any{"tags": []any{"go", "web", "notes"}, "status": "draft", "meta": map[string]any{"lang": "en"}}, ShowProperties: true})
 	attack := f.publish(f.acc, note.Draft{Content: strings.Join(xssCorpus(t), "\n\n"), Title: ptr("<script>alert('title')</script>")})
 	// The fixture of every Obsidian construct, and the note its wikilinks name.
-	linked := f.publish(f.acc, note.Draft{Content: "Linked.", Title: ptr("Linked note")})
+	linked := f.publish(f.acc, note.Draft{Content: "Linked.\n\n## Details\n\nThe details, embedded.\n\nA fact worth embedding. ^fact\n",
+		Title: ptr("Linked note")})
 	fixture, err := os.ReadFile(filepath.Join("..", "..", "libs", "render", "testdata", "obsidian.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	obsidian := f.publish(f.acc, note.Draft{Content: string(fixture)})
+	// With Obsidian Publish's housekeeping keys, which the properties table leaves out.
+	obsidian := f.publish(f.acc, note.Draft{Content: string(fixture), ShowProperties: true, Properties: map[string]any{
+		"status": "draft", "publish": true, "permalink": "every", "aliases": []any{"All"}, "cssclasses": []any{"wide"},
+		"description": "Every construct, as Obsidian shows it."}})
 	dir := artifactsDir(t)
 
 	for _, scheme := range []string{"light", "dark"} {

@@ -312,7 +312,7 @@ mark{background:color-mix(in srgb,var(--accent) 30%,transparent);color:inherit;b
 .callout-tip,.callout-success,.callout-check,.callout-done{--kind:#3fb950}
 .callout-icon{vertical-align:-.2em;margin-right:.4rem;color:var(--kind)}
 math{font-size:1.1em}.math-block{overflow-x:auto;margin:1rem 0}
-.player{display:block;max-width:100%;height:auto;aspect-ratio:16/9;border:0;margin:1rem 0}
+.player{display:block;max-width:100%;height:auto;aspect-ratio:16/9;border:0;margin:1rem 0;background:var(--soft);border-radius:6px}
 kbd{font-family:ui-monospace,"Cascadia Code",Menlo,Consolas,monospace;font-size:.85em;border:1px solid var(--line);border-bottom-width:2px;border-radius:4px;padding:0 .3em;background:var(--soft)}
 .wikilink.unresolved{color:var(--muted);border-bottom:1px dashed var(--line)}
 .embed{border-left:3px solid var(--line);padding:0 0 0 1rem;margin:1rem 0}
