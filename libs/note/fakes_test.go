@@ -620,7 +620,7 @@ func (s *fakeStore) FindView(_ context.Context, cuid string) (note.View, error) 
 // FindCard is FindView without the body, as the store narrows it.
 func (s *fakeStore) FindCard(ctx context.Context, cuid string) (note.View, error) {
 	v, err := s.FindView(ctx, cuid)
-	v.Content, v.Properties, v.HTML, v.Links, v.Outline = "", nil, "", note.Links{}, ""
+	v.Content, v.HTML, v.Links, v.Outline = "", "", note.Links{}, ""
 	return v, err
 }
 

@@ -47,7 +47,8 @@ type Storer interface {
 	// query; ErrNotFound when there is none.
 	FindView(ctx context.Context, cuid string) (View, error)
 	// FindCard is FindView narrowed to what shows no body: the publication's cuid,
-	// account, title, summary, path, expiry and state (no content, properties or render).
+	// account, title, summary, path, properties (for the description), expiry and state
+	// (no content or render).
 	FindCard(ctx context.Context, cuid string) (View, error)
 	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links, Outline, RenderTries,
 	// RenderMisses and RenderRetry), unless the publication changed since (its etag is

@@ -88,8 +88,8 @@ func (s *statements) check(t *testing.T, process, id string, load bool) {
 }
 
 // bodySQL is a statement that reads a note's body (its content or render): og-renderer
-// draws none of it.
-var bodySQL = regexp.MustCompile(`(?i)\bp\.\*|\b(content|html|render_links|render_outline|properties)\b`)
+// draws none of it (it reads the properties, for the description).
+var bodySQL = regexp.MustCompile(`(?i)\bp\.\*|\b(content|html|render_links|render_outline)\b`)
 
 // staleMarker is the HTML of the render a test stores as an older renderer's.
 const staleMarker = "<p>stale render of an older renderer</p>"
