@@ -27,6 +27,18 @@ type delimiterList struct {
 	fences []int
 }
 
+// reset empties l, keeping the room of its slices.
+func (l *delimiterList) reset() {
+	l.list, l.fences = l.list[:0], l.fences[:0]
+	for c := range l.openers {
+		for m := range l.openers[c] {
+			for k := range l.openers[c][m] {
+				l.openers[c][m][k] = l.openers[c][m][k][:0]
+			}
+		}
+	}
+}
+
 // listed is a delimiter run in a delimiterList.
 type listed struct {
 	c      int // the index of its character in delimiterChars

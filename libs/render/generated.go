@@ -13,7 +13,7 @@ import (
 // instead, and insert replaces the placeholders of the sanitized HTML.
 //
 // A placeholder is text: a private-use character, the run's nonce and the item's index.
-// The nonce is 128 random bits drawn for each render, so a note cannot contain a
+// The nonce is 64 random bits drawn for each render, so a note cannot contain a
 // placeholder of its own render: whatever it writes stays text.
 //
 // Generated markup has an allowance of its own beside MaxHTML: 64 KiB plus 64 times the
@@ -49,9 +49,10 @@ type placeholders struct {
 	items []item
 }
 
-// newNonce draws the nonce of a run's placeholders.
+// newNonce draws the nonce of a run's placeholders. A stored render keeps its nonce
+// (Result.Nonce), so renders of an earlier, longer nonce resolve as well.
 func newNonce() string {
-	var b [16]byte
+	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }

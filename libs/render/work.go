@@ -94,14 +94,22 @@ type work struct {
 	space, nonSpace, angle, bracket, wiki, quote, apostrophe, paren ahead
 }
 
-// account is the work account of block, a fresh one when the parse has moved to it.
+// account is the work account of block: the one the parse keeps, made fresh for block
+// when the parse has moved to it. One account serves every block of a parse, in turn: a
+// note of many short blocks with links would otherwise allocate one per block.
 func account(block ast.Node, pc parser.Context) *work {
-	if w, ok := pc.Get(workKey).(*work); ok && w.block == block {
+	w, _ := pc.Get(workKey).(*work)
+	if w != nil && w.block == block {
 		return w
 	}
+	if w == nil {
+		w = &work{}
+		pc.Set(workKey, w)
+	}
+	w.reset()
 	footnotes, _ := pc.Get(footnotesKey).(int)
 	lines := block.Lines()
-	w := &work{block: block, lines: lines, slack: noteSlack(pc), footnotes: footnotes}
+	w.block, w.lines, w.slack, w.footnotes = block, lines, noteSlack(pc), footnotes
 	for i := range lines.Len() {
 		line := lines.At(i)
 		w.left += workPerByte * line.Len()
@@ -109,8 +117,14 @@ func account(block ast.Node, pc parser.Context) *work {
 	if lines.Len() > 0 {
 		w.end = lines.At(lines.Len() - 1).Stop
 	}
-	pc.Set(workKey, w)
 	return w
+}
+
+// reset makes w a fresh account, keeping the room of its slices.
+func (w *work) reset() {
+	d := w.delimiters
+	d.reset()
+	*w = work{openers: w.openers[:0], delimiters: d}
 }
 
 func (boundedInline) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
