@@ -63,8 +63,10 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	if r.Compress {
 		enc = Negotiate(c.GetHeader("Accept-Encoding"))
 	}
-	key := r.Route.Path + "\x00" + r.ID + "\x00"
-	e, ok := p.cache.Get(key + enc)
+	// One string holds both keys: the variant's, and the base entry's as its prefix.
+	variant := r.Route.Path + "\x00" + r.ID + "\x00" + enc
+	key := variant[:len(variant)-len(enc)]
+	e, ok := p.cache.Get(variant)
 	if !ok {
 		base, err := p.cache.Load(c.Request.Context(), key, r.Load)
 		if err != nil {
@@ -73,7 +75,7 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 		}
 		e = base
 		if enc != "" && !base.NotFound {
-			e = p.cache.Derive(key+enc, base, VariantTag(base.ETag, enc), func(b *readcache.Entry) *readcache.Entry {
+			e = p.cache.Derive(variant, base, VariantTag(base.ETag, enc), func(b *readcache.Entry) *readcache.Entry {
 				return compress(b, enc)
 			})
 		}
@@ -87,7 +89,7 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	for _, kv := range e.Header {
 		h.Set(kv[0], kv[1])
 	}
-	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(e.MaxAge(now, MaxPublicAge)/time.Second)))
+	h.Set("Cache-Control", cacheControl(e.MaxAge(now, MaxPublicAge)))
 	h.Set("ETag", e.ETag)
 	if r.Compress {
 		h.Set("Vary", "Accept-Encoding")
@@ -110,6 +112,17 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	h.Set("Content-Length", strconv.FormatInt(e.Len(), 10))
 	c.Status(http.StatusOK)
 	_, _ = e.WriteBody(c.Request.Context(), c.Writer) // A large body the cache keeps compressed is unpacked on the way.
+}
+
+// fullAge is the Cache-Control of most public reads, made once.
+var fullAge = "public, max-age=" + strconv.Itoa(int(MaxPublicAge/time.Second))
+
+// cacheControl is the Cache-Control of a public read a client may keep for age.
+func cacheControl(age time.Duration) string {
+	if age == MaxPublicAge {
+		return fullAge
+	}
+	return "public, max-age=" + strconv.Itoa(int(age/time.Second))
 }
 
 // Entry returns the cache entry of an active publication's public read.
