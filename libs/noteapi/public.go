@@ -85,44 +85,41 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 		r.NotFound(c)
 		return
 	}
+	// Canonical names and shared value slices: a cached read sets its headers without
+	// allocating (readcache.Entry.SetHeaders).
 	h := c.Writer.Header()
-	for _, kv := range e.Header {
-		h.Set(kv[0], kv[1])
-	}
-	h.Set("Cache-Control", cacheControl(e.MaxAge(now, MaxPublicAge)))
-	h.Set("ETag", e.ETag)
+	e.SetHeaders(h, false)
+	h["Cache-Control"] = cacheControl(e.MaxAge(now, MaxPublicAge))
 	if r.Compress {
-		h.Set("Vary", "Accept-Encoding")
-	}
-	if e.Noindex {
-		h.Set("X-Robots-Tag", "noindex")
+		h["Vary"] = varyEncoding
 	}
 	if ETagMatches(c.GetHeader("If-None-Match"), e.ETag) {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", e.ContentType)
 	if r.Ranges {
+		h.Set("Content-Type", e.ContentType)
 		serveRanges(c, e)
 		return
 	}
-	if e.Encoding != "" {
-		h.Set("Content-Encoding", e.Encoding)
-	}
-	h.Set("Content-Length", strconv.FormatInt(e.Len(), 10))
+	e.SetHeaders(h, true)
 	c.Status(http.StatusOK)
 	_, _ = e.WriteBody(c.Request.Context(), c.Writer) // A large body the cache keeps compressed is unpacked on the way.
 }
 
-// fullAge is the Cache-Control of most public reads, made once.
-var fullAge = "public, max-age=" + strconv.Itoa(int(MaxPublicAge/time.Second))
+// fullAge and varyEncoding are header values most public reads send, made once and
+// shared as readcache.Entry.SetHeaders shares its own.
+var (
+	fullAge      = []string{"public, max-age=" + strconv.Itoa(int(MaxPublicAge/time.Second))}
+	varyEncoding = []string{"Accept-Encoding"}
+)
 
 // cacheControl is the Cache-Control of a public read a client may keep for age.
-func cacheControl(age time.Duration) string {
+func cacheControl(age time.Duration) []string {
 	if age == MaxPublicAge {
 		return fullAge
 	}
-	return "public, max-age=" + strconv.Itoa(int(age/time.Second))
+	return []string{"public, max-age=" + strconv.Itoa(int(age/time.Second))}
 }
 
 // Entry returns the cache entry of an active publication's public read.
