@@ -6,7 +6,7 @@ package sharenote_test
 // behind a trusted proxy so that every request comes from another client address, loaded
 // by wrk (libs/testkit/load): a closed loop of connections, from a C program that costs the
 // shared cores little. Each case is compared with a bare net/http handler measured
-// in the same run, on the same machine, that answers with the same status, content type
+// in the same run, in turns of a second with it, on the same machine, that answers with the same status, content type
 // and bytes (for publish: one INSERT of the body), because absolute numbers on a shared
 // machine mean little and ratios travel. The scale run compares reads and the owner's list
 // at 1,000 and 1,000,000 publications.
@@ -18,7 +18,8 @@ package sharenote_test
 // Knobs (environment):
 //
 //	LOADBENCH_CONCURRENCY  connections per measurement (32)
-//	LOADBENCH_DURATION     recording window per measurement (3s; wrk counts whole seconds)
+//	LOADBENCH_DURATION     recording window per measurement (3s; wrk counts whole seconds;
+//	                       an app and its bare handler take turns of one second)
 //	LOADBENCH_WARMUP       warm-up before each window (1s)
 //	LOADBENCH_ACCOUNTS     accounts whose tokens the publish case rotates (300)
 //	LOADBENCH_ROWS         publications of the scale run (1000000); 0 skips it
@@ -290,15 +291,42 @@ func startLoadServer(t *testing.T, env ...string) (*testkit.Server, testkit.Back
 	return testkit.StartServer(t, b, sharenote.Program.Targets, opts...), b
 }
 
-// measure runs wrk against tg and fails the test on answers other than 2xx.
+// measure runs wrk against tg (a warm-up, then cfg.duration) and fails the test on
+// answers other than 2xx.
 func measure(t *testing.T, cfg benchConfig, what string, tg load.Target) load.Result {
 	t.Helper()
-	res, err := load.Run(context.Background(), load.Config{
-		Bin: cfg.wrk, Connections: cfg.concurrency, Warmup: cfg.warmup, Duration: cfg.duration,
-	}, tg)
+	return checked(t, what, runWrk(t, cfg, cfg.warmup, cfg.duration, tg))
+}
+
+// compare measures app and bare in turns of one second, cfg.duration in all for each,
+// so that a drift in the shared machine's load hits both alike, and fails the test on
+// answers other than 2xx.
+func compare(t *testing.T, cfg benchConfig, what string, app, bare load.Target) (load.Result, load.Result) {
+	t.Helper()
+	var as, bs []load.Result
+	for i := range max(1, int(cfg.duration/time.Second)) {
+		warmup := cfg.warmup
+		if i > 0 {
+			warmup = 0
+		}
+		as = append(as, runWrk(t, cfg, warmup, time.Second, app))
+		bs = append(bs, runWrk(t, cfg, warmup, time.Second, bare))
+	}
+	return checked(t, what, load.Merge(as...)), checked(t, what+", bare", load.Merge(bs...))
+}
+
+func runWrk(t *testing.T, cfg benchConfig, warmup, d time.Duration, tg load.Target) load.Result {
+	t.Helper()
+	res, err := load.Run(context.Background(), load.Config{Bin: cfg.wrk, Connections: cfg.concurrency, Warmup: warmup, Duration: d}, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+// checked logs res and fails the test when a request got no 2xx answer.
+func checked(t *testing.T, what string, res load.Result) load.Result {
+	t.Helper()
 	t.Logf("%-34s %s", what, res)
 	if res.Failed() > 0 || res.Requests == 0 {
 		t.Errorf("%s: %d of %d answers were not 2xx: %s", what, res.Failed(), res.Requests, res)
@@ -357,8 +385,7 @@ func compareGET(t *testing.T, cfg benchConfig, s *testkit.Server, name, path str
 	}
 	bare := bareServer(t, ref)
 	x := row{name: fmt.Sprintf("%s (%s)", name, byteSize(len(ref.body))), goal: &g}
-	x.app = measure(t, cfg, name, load.Target{URL: s.URL, Paths: []string{path}})
-	x.bare = measure(t, cfg, name+", bare", load.Target{URL: bare.URL, Paths: []string{path}})
+	x.app, x.bare = compare(t, cfg, name, load.Target{URL: s.URL, Paths: []string{path}}, load.Target{URL: bare.URL, Paths: []string{path}})
 	x.ratio = ratio(x.app.Throughput(), x.bare.Throughput())
 	rep.add(x)
 	return x
@@ -514,8 +541,7 @@ func benchPublish(t *testing.T, cfg benchConfig, rep *report) {
 
 	name := fmt.Sprintf("publish (%s JSON)", byteSize(len(body)))
 	x := row{name: name, goal: ptr(atLeast(0.35)), showBareP99: true}
-	x.app = measure(t, cfg, "publish", publish(s.URL))
-	x.bare = measure(t, cfg, "publish, bare INSERT", publish(bare.URL))
+	x.app, x.bare = compare(t, cfg, "publish", publish(s.URL), publish(bare.URL))
 	x.ratio = ratio(x.app.Throughput(), x.bare.Throughput())
 	rep.add(x)
 	p99 := x

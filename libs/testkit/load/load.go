@@ -13,6 +13,7 @@ package load
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -92,4 +93,34 @@ func RandomIPv4(rng *rand.Rand) string {
 		return strconv.Itoa(int(a)) + "." + strconv.Itoa(int(byte(v>>16))) + "." +
 			strconv.Itoa(int(byte(v>>8))) + "." + strconv.Itoa(int(byte(v)))
 	}
+}
+
+// Merge adds up the results of runs that took turns with the runs of another server (so
+// that a drift in the machine's load hits both alike): counts, bytes, windows and CPU
+// are summed, and each latency percentile is the median of the runs'.
+func Merge(rs ...Result) Result {
+	var m Result
+	for _, r := range rs {
+		m.Requests += r.Requests
+		m.Bad += r.Bad
+		m.Errors += r.Errors
+		m.Bytes += r.Bytes
+		m.Elapsed += r.Elapsed
+		m.CPU += r.CPU
+	}
+	median := func(f func(Result) time.Duration) time.Duration {
+		ds := make([]time.Duration, len(rs))
+		for i, r := range rs {
+			ds[i] = f(r)
+		}
+		slices.Sort(ds)
+		if len(ds) == 0 {
+			return 0
+		}
+		return ds[len(ds)/2]
+	}
+	m.P50 = median(func(r Result) time.Duration { return r.P50 })
+	m.P90 = median(func(r Result) time.Duration { return r.P90 })
+	m.P99 = median(func(r Result) time.Duration { return r.P99 })
+	return m
 }

@@ -219,3 +219,16 @@ func TestStringSaysWhatFailed(t *testing.T) {
 		t.Errorf("%q, failed %d", s, r.Failed())
 	}
 }
+
+func TestMergeSumsCountsAndTakesTheMedianPercentile(t *testing.T) {
+	ms := time.Millisecond
+	m := load.Merge(
+		load.Result{Requests: 10, Bad: 1, Bytes: 100, Elapsed: time.Second, CPU: ms, P50: 1 * ms, P90: 5 * ms, P99: 30 * ms},
+		load.Result{Requests: 20, Errors: 2, Bytes: 200, Elapsed: time.Second, CPU: 2 * ms, P50: 3 * ms, P90: 6 * ms, P99: 10 * ms},
+		load.Result{Requests: 30, Bytes: 300, Elapsed: time.Second, CPU: 3 * ms, P50: 2 * ms, P90: 4 * ms, P99: 20 * ms},
+	)
+	want := load.Result{Requests: 60, Bad: 1, Errors: 2, Bytes: 600, Elapsed: 3 * time.Second, CPU: 6 * ms, P50: 2 * ms, P90: 5 * ms, P99: 20 * ms}
+	if m != want || m.Throughput() != 20 {
+		t.Errorf("merged %+v, want %+v", m, want)
+	}
+}
