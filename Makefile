@@ -41,7 +41,10 @@ lint: $(STATICCHECK) $(UNPARAM) ## gofmt, go vet, staticcheck and unparam on eve
 	@out=$$(gofmt -l libs services charts); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@for m in $(MODULES); do (cd $$m && go vet -tags $(LINT_TAGS) ./... && $(STATICCHECK) -tags $(LINT_TAGS) ./... && $(UNPARAM) ./...) || exit 1; done
 
-bench: $(MINIO) ## Micro-benchmarks, then load benchmarks vs bare handlers on Postgres + Redis + MinIO (load part ~3 min).
+# The load part measures with wrk (Debian package `wrk`), c=32, against the app and a bare
+# net/http handler serving the same bytes, in turns, in one run; without wrk it says so in
+# one line and skips those rows.
+bench: $(MINIO) ## Micro-benchmarks, then load benchmarks (wrk) vs bare handlers on Postgres + Redis + MinIO (load part ~3 min).
 	@for m in $(MODULES); do \
 		(cd $$m && go test -run '^$$' -bench . -benchmem -benchtime 100x ./... | grep -E '^(Benchmark|ok|FAIL|---)'); \
 	done

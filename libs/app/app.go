@@ -171,7 +171,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		return nil, err
 	}
 	a.uploads = httpx.NewUploads(cfg.MaxUploads, cfg.UploadWait, reg)
-	if a.engine, err = newRouter(a.deps, lim, sessions, a.uploads, opts.Process, parts); err != nil {
+	if a.engine, err = newRouter(a.deps, lim, sessions, a.uploads, parts); err != nil {
 		return nil, err
 	}
 	a.registerDependencyUp(reg)

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/gin-gonic/gin"
-	"go.opentelemetry.io/contrib/instrumentation/github.com/gin-gonic/gin/otelgin"
 
 	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/errs"
@@ -35,7 +34,7 @@ type limiters struct {
 // tracing, access log, metrics, error rendering, panic recovery, the per-IP limit on
 // everything; then per route: body limit (size and minimum transfer rate), the per-IP auth
 // limit, bearer auth, the per-account mutation limit, the upload cap, the handler.
-func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Uploads, process string, parts map[string]Parts) (*gin.Engine, error) {
+func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Uploads, parts map[string]Parts) (*gin.Engine, error) {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false
@@ -48,7 +47,7 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Upl
 	}
 	e.Use(
 		httpx.RequestID(),
-		otelgin.Middleware(process, otelgin.WithTracerProvider(d.Tracer), otelgin.WithPropagators(telemetry.Propagator)),
+		telemetry.Tracing(d.Tracer),
 		httpx.AccessLog(d.Log),
 		telemetry.NewHTTPMetrics(d.Registry).Middleware(),
 		errs.Middleware(d.Log, noteapi.Translate),

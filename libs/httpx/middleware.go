@@ -28,17 +28,36 @@ const RequestIDHeader = "X-Request-ID"
 // another media type than the one it is sent with.
 func RequestID() gin.HandlerFunc {
 	return func(c *gin.Context) {
-		c.Header("X-Content-Type-Options", "nosniff")
-		id := c.GetHeader(RequestIDHeader)
-		if !validRequestID(id) {
-			var b [12]byte
-			_, _ = rand.Read(b[:])
-			id = hex.EncodeToString(b[:])
+		var id string
+		if v := c.Request.Header[requestIDKey]; len(v) > 0 {
+			id = v[0]
 		}
-		c.Header(RequestIDHeader, id)
+		if !validRequestID(id) {
+			id = newRequestID()
+		}
+		// Set under their canonical names, with no canonicalization per request; nosniff is
+		// one slice shared by every response, which net/http only reads (a handler that
+		// changes the header replaces the slice).
+		h := c.Writer.Header()
+		h["X-Content-Type-Options"] = nosniff
+		h[requestIDKey] = []string{id}
 		c.Request = c.Request.WithContext(logging.WithRequestID(c.Request.Context(), id))
 		c.Next()
 	}
+}
+
+var (
+	nosniff      = []string{"nosniff"}
+	requestIDKey = http.CanonicalHeaderKey(RequestIDHeader)
+)
+
+// newRequestID returns 96 random bits in hex.
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	var out [24]byte
+	hex.Encode(out[:], b[:])
+	return string(out[:])
 }
 
 func validRequestID(id string) bool {

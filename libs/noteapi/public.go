@@ -63,8 +63,10 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	if r.Compress {
 		enc = Negotiate(c.GetHeader("Accept-Encoding"))
 	}
-	key := r.Route.Path + "\x00" + r.ID + "\x00"
-	e, ok := p.cache.Get(key + enc)
+	// One string holds both keys: the variant's, and the base entry's as its prefix.
+	variant := r.Route.Path + "\x00" + r.ID + "\x00" + enc
+	key := variant[:len(variant)-len(enc)]
+	e, ok := p.cache.Get(variant)
 	if !ok {
 		base, err := p.cache.Load(c.Request.Context(), key, r.Load)
 		if err != nil {
@@ -73,7 +75,7 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 		}
 		e = base
 		if enc != "" && !base.NotFound {
-			e = p.cache.Derive(key+enc, base, VariantTag(base.ETag, enc), func(b *readcache.Entry) *readcache.Entry {
+			e = p.cache.Derive(variant, base, VariantTag(base.ETag, enc), func(b *readcache.Entry) *readcache.Entry {
 				return compress(b, enc)
 			})
 		}
@@ -83,33 +85,41 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 		r.NotFound(c)
 		return
 	}
+	// Canonical names and shared value slices: a cached read sets its headers without
+	// allocating (readcache.Entry.SetHeaders).
 	h := c.Writer.Header()
-	for _, kv := range e.Header {
-		h.Set(kv[0], kv[1])
-	}
-	h.Set("Cache-Control", "public, max-age="+strconv.Itoa(int(e.MaxAge(now, MaxPublicAge)/time.Second)))
-	h.Set("ETag", e.ETag)
+	e.SetHeaders(h, false)
+	h["Cache-Control"] = cacheControl(e.MaxAge(now, MaxPublicAge))
 	if r.Compress {
-		h.Set("Vary", "Accept-Encoding")
-	}
-	if e.Noindex {
-		h.Set("X-Robots-Tag", "noindex")
+		h["Vary"] = varyEncoding
 	}
 	if ETagMatches(c.GetHeader("If-None-Match"), e.ETag) {
 		c.Status(http.StatusNotModified)
 		return
 	}
-	h.Set("Content-Type", e.ContentType)
 	if r.Ranges {
+		h.Set("Content-Type", e.ContentType)
 		serveRanges(c, e)
 		return
 	}
-	if e.Encoding != "" {
-		h.Set("Content-Encoding", e.Encoding)
-	}
-	h.Set("Content-Length", strconv.FormatInt(e.Len(), 10))
+	e.SetHeaders(h, true)
 	c.Status(http.StatusOK)
 	_, _ = e.WriteBody(c.Request.Context(), c.Writer) // A large body the cache keeps compressed is unpacked on the way.
+}
+
+// fullAge and varyEncoding are header values most public reads send, made once and
+// shared as readcache.Entry.SetHeaders shares its own.
+var (
+	fullAge      = []string{"public, max-age=" + strconv.Itoa(int(MaxPublicAge/time.Second))}
+	varyEncoding = []string{"Accept-Encoding"}
+)
+
+// cacheControl is the Cache-Control of a public read a client may keep for age.
+func cacheControl(age time.Duration) []string {
+	if age == MaxPublicAge {
+		return fullAge
+	}
+	return []string{"public, max-age=" + strconv.Itoa(int(age/time.Second))}
 }
 
 // Entry returns the cache entry of an active publication's public read.

@@ -167,12 +167,19 @@ func strongMatch(header, etag string) bool {
 // 503 rather than a cut response. A HEAD request opens nothing.
 func serveRanges(c *gin.Context, e *readcache.Entry) {
 	h := c.Writer.Header()
-	h.Set("Accept-Ranges", "bytes")
-	open, size := bodyOf(e)
+	h["Accept-Ranges"] = acceptBytes
 	if im := c.GetHeader("If-Match"); im != "" && !strongMatch(im, e.ETag) {
 		refuse(c, errs.New(http.StatusPreconditionFailed, errs.PreconditionFailed, "If-Match does not match the image's ETag."))
 		return
 	}
+	if e.Body != nil && c.GetHeader("Range") == "" {
+		// The whole body, held in memory (most reads): nothing to frame, nothing to open.
+		e.SetHeaders(h, true)
+		c.Status(http.StatusOK)
+		_, _ = e.WriteBody(c.Request.Context(), c.Writer)
+		return
+	}
+	open, size := bodyOf(e)
 	ranges, status, ok := selectRanges(c, e.ETag, size)
 	if !ok {
 		return
@@ -205,6 +212,10 @@ func serveRanges(c *gin.Context, e *readcache.Entry) {
 	// the connection, and the client sees the cut.
 	_ = writeParts(c.Writer, rc, parts.Boundary(), ranges, e.ContentType, size)
 }
+
+// acceptBytes is the Accept-Ranges of every image read, shared as readcache.Entry's
+// header values are.
+var acceptBytes = []string{"bytes"}
 
 // bodyOf opens e's body from an offset, whether e streams it or holds it, and tells its
 // size.

@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -47,6 +49,58 @@ type Entry struct {
 	// packed is the body gzip-compressed, for an entry the cache keeps compressed; Open
 	// then unpacks it.
 	packed []byte
+	// headers are the response headers made of the fields above, built when the cache
+	// takes the entry; nil on an entry it never took.
+	headers *headerSet
+}
+
+// headerSet is an entry's response headers under their canonical names: meta goes with
+// every answer (304 included), body with the whole body.
+type headerSet struct{ meta, body []header }
+
+// header is one response header. Its value slice is shared by every response that
+// serves the entry: net/http only reads it, and a handler that changes the header
+// replaces the slice.
+type header struct {
+	key   string
+	value []string
+}
+
+// SetHeaders sets on h the entry's own response headers: its Header pairs, ETag and
+// X-Robots-Tag (noindex), and with body also Content-Type, Content-Encoding and
+// Content-Length. An entry the cache holds made them once, so a read allocates nothing
+// here.
+func (e *Entry) SetHeaders(h http.Header, body bool) {
+	hs := e.headers
+	if hs == nil {
+		hs = e.buildHeaders()
+	}
+	for _, x := range hs.meta {
+		h[x.key] = x.value
+	}
+	if body {
+		for _, x := range hs.body {
+			h[x.key] = x.value
+		}
+	}
+}
+
+func (e *Entry) buildHeaders() *headerSet {
+	hs := &headerSet{}
+	add := func(to *[]header, k, v string) { *to = append(*to, header{http.CanonicalHeaderKey(k), []string{v}}) }
+	for _, kv := range e.Header {
+		add(&hs.meta, kv[0], kv[1])
+	}
+	add(&hs.meta, "ETag", e.ETag)
+	if e.Noindex {
+		add(&hs.meta, "X-Robots-Tag", "noindex")
+	}
+	add(&hs.body, "Content-Type", e.ContentType)
+	if e.Encoding != "" {
+		add(&hs.body, "Content-Encoding", e.Encoding)
+	}
+	add(&hs.body, "Content-Length", strconv.FormatInt(e.Len(), 10))
+	return hs
 }
 
 // Expired reports whether the publication had expired at now.
@@ -165,9 +219,10 @@ func (e *Entry) unpacked() (*Entry, error) {
 	return &c, nil
 }
 
-// refreshed returns a copy of e loaded at t in epoch.
+// refreshed returns a copy of e loaded at t in epoch, with its response headers made.
 func (e *Entry) refreshed(t time.Time, epoch uint64) *Entry {
 	c := *e
 	c.loadedAt, c.epoch = t, epoch
+	c.headers = c.buildHeaders()
 	return &c
 }

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -15,10 +16,27 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// HTTPMetrics counts requests and observes their latency by route, method and status.
+// HTTPMetrics counts requests and observes their latency by route, method and status. It
+// is the one metrics middleware of the HTTP chain.
 type HTTPMetrics struct {
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+
+	// series holds each label combination's counter and histogram once looked up, so that
+	// a request costs a map read instead of hashing and checking three label values twice.
+	// The combinations are bounded: routes of the table, standard methods, statuses.
+	mu     sync.RWMutex
+	series map[seriesKey]series
+}
+
+type seriesKey struct {
+	route, method string
+	status        int
+}
+
+type series struct {
+	requests prometheus.Counter
+	duration prometheus.Observer
 }
 
 // NewHTTPMetrics registers the HTTP metrics on reg.
@@ -34,6 +52,7 @@ func NewHTTPMetrics(reg prometheus.Registerer) *HTTPMetrics {
 			Help:    "HTTP request latency, by route pattern, method and status.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, labels),
+		series: map[seriesKey]series{},
 	}
 	reg.MustRegister(m.requests, m.duration)
 	return m
@@ -46,12 +65,26 @@ func (m *HTTPMetrics) Middleware() gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		route := Route(c)
-		method := methodLabel(c.Request.Method)
-		status := strconv.Itoa(c.Writer.Status())
-		m.requests.WithLabelValues(route, method, status).Inc()
-		m.duration.WithLabelValues(route, method, status).Observe(time.Since(start).Seconds())
+		s := m.of(seriesKey{Route(c), methodLabel(c.Request.Method), c.Writer.Status()})
+		s.requests.Inc()
+		s.duration.Observe(time.Since(start).Seconds())
 	}
+}
+
+// of returns the series of k, looking them up in the vectors the first time.
+func (m *HTTPMetrics) of(k seriesKey) series {
+	m.mu.RLock()
+	s, ok := m.series[k]
+	m.mu.RUnlock()
+	if ok {
+		return s
+	}
+	status := strconv.Itoa(k.status)
+	s = series{m.requests.WithLabelValues(k.route, k.method, status), m.duration.WithLabelValues(k.route, k.method, status)}
+	m.mu.Lock()
+	m.series[k] = s
+	m.mu.Unlock()
+	return s
 }
 
 // Route names the request's route for metrics and logs: its pattern in the routes table,

@@ -74,3 +74,10 @@ func TestMadeUpMethodsShareOneLabelValue(t *testing.T) {
 		}
 	}
 }
+
+func TestMetricsAllocateNothingPerRequestOnceASeriesExists(t *testing.T) {
+	m := telemetry.NewHTTPMetrics(prometheus.NewRegistry())
+	if with, without := allocsPerRequest(m.Middleware()); with != without {
+		t.Errorf("with the metrics middleware a request allocates %v times, %v without it", with, without)
+	}
+}

@@ -3,221 +3,172 @@ package load_test
 import (
 	"context"
 	"crypto/sha256"
-	"maps"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/sharenote/sharenote/libs/testkit/load"
 )
 
-// tally is a server-side count of the requests a handler answered, by status.
-type tally struct {
-	mu       sync.Mutex
-	statuses map[int]int64
-	bytes    int64
-	clients  map[string]bool
+// wrkBin returns the wrk binary, or skips the test when it is not installed.
+func wrkBin(t *testing.T) string {
+	t.Helper()
+	bin, err := load.Binary()
+	if err != nil {
+		t.Skip(err)
+	}
+	return bin
 }
 
-func newTally() *tally { return &tally{statuses: map[int]int64{}, clients: map[string]bool{}} }
+// seen is what a server saw of the requests it answered.
+type seen struct {
+	mu       sync.Mutex
+	requests int64
+	statuses map[int]int64
+	clients  map[string]bool
+	tokens   map[string]int64
+	paths    map[string]int64
+	bodies   map[string]bool
+	methods  map[string]bool
+	header   map[string]bool
+}
 
-// statusServer answers each request with the status named by its ?status= parameter and a
-// body of status/10 bytes, and counts what it answered.
-func statusServer(t *testing.T, tl *tally) *httptest.Server {
+// recorder answers 404 on /missing and 200 elsewhere, and records what it saw.
+func recorder(t *testing.T) (*httptest.Server, *seen) {
 	t.Helper()
+	s := &seen{statuses: map[int]int64{}, clients: map[string]bool{}, tokens: map[string]int64{}, paths: map[string]int64{},
+		bodies: map[string]bool{}, methods: map[string]bool{}, header: map[string]bool{}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		status, err := strconv.Atoi(r.URL.Query().Get("status"))
-		if err != nil {
-			status = http.StatusOK
+		body, _ := io.ReadAll(r.Body)
+		status := http.StatusOK
+		if r.URL.Path == "/missing" {
+			status = http.StatusNotFound
 		}
 		w.WriteHeader(status)
-		// A 304 has no body: Write refuses it, and the count says what was really sent.
-		n, _ := w.Write([]byte(strings.Repeat("x", status/10)))
-		tl.mu.Lock()
-		tl.statuses[status]++
-		tl.bytes += int64(n)
-		tl.clients[r.Header.Get("X-Forwarded-For")] = true
-		tl.mu.Unlock()
+		_, _ = w.Write([]byte("ok"))
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.requests++
+		s.statuses[status]++
+		s.clients[r.Header.Get("X-Forwarded-For")] = true
+		s.tokens[r.Header.Get("Authorization")]++
+		s.paths[r.URL.RequestURI()]++
+		s.bodies[string(body)] = true
+		s.methods[r.Method] = true
+		s.header[r.Header.Get("X-Test")] = true
 	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return srv, s
 }
 
-func TestRunCountsEveryStatusTheServerAnswered(t *testing.T) {
-	tl := newTally()
-	srv := statusServer(t, tl)
-	var n atomic.Int64
-	statuses := []int{200, 200, 200, 201, 404, 429, 500, 200, 304, 200}
-	res, err := load.Run(context.Background(), load.Config{
-		Concurrency: 8,
-		Duration:    300 * time.Millisecond,
-		Request: func(rng *rand.Rand) (*http.Request, error) {
-			status := statuses[int(n.Add(1))%len(statuses)]
-			req, err := http.NewRequest("GET", srv.URL+"/?status="+strconv.Itoa(status), nil)
-			if err == nil {
-				req.Header.Set("X-Forwarded-For", load.RandomIPv4(rng))
-			}
-			return req, err
-		},
-	})
+func TestRunSendsTheTargetFromRandomClients(t *testing.T) {
+	bin := wrkBin(t)
+	srv, s := recorder(t)
+	tg := load.Target{URL: srv.URL, Method: "POST", Paths: []string{"/a?x=1", "/b"}, Header: map[string]string{"X-Test": "yes"},
+		Tokens: []string{"t1", "t2", "t3"}, Body: []byte(`{"content":"hi"}`)}
+	res, err := load.Run(context.Background(), load.Config{Bin: bin, Connections: 4, Duration: time.Second}, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Without a warm-up every request sent is recorded, so the two counts agree exactly.
-	tl.mu.Lock()
-	defer tl.mu.Unlock()
-	if !maps.Equal(res.Statuses, tl.statuses) {
-		t.Errorf("statuses = %v, the server answered %v", res.Statuses, tl.statuses)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if res.Requests < 100 || res.Requests > s.requests || res.Failed() != 0 {
+		t.Fatalf("%s; the server answered %d", res, s.requests)
 	}
-	var answered int64
-	for _, c := range tl.statuses {
-		answered += c
+	if len(s.clients) < int(s.requests*9/10) {
+		t.Errorf("%d client addresses for %d requests", len(s.clients), s.requests)
 	}
-	if res.Requests != answered || res.Errors != 0 || answered < 100 {
-		t.Errorf("requests = %d (errors %d), the server answered %d (want at least 100)", res.Requests, res.Errors, answered)
-	}
-	if res.Bytes != tl.bytes {
-		t.Errorf("bytes = %d, the server sent %d", res.Bytes, tl.bytes)
-	}
-	if int64(len(res.Latencies)) != res.Requests {
-		t.Errorf("%d latencies for %d requests", len(res.Latencies), res.Requests)
-	}
-	if got, want := res.Unexpected(200, 201, 304), res.Count(404)+res.Count(429)+res.Count(500); got != want || want == 0 {
-		t.Errorf("unexpected = %d, want %d (non-zero)", got, want)
-	}
-	if int64(len(tl.clients)) < answered*9/10 {
-		t.Errorf("%d distinct client addresses in %d requests: the builder's rng repeats", len(tl.clients), answered)
-	}
-	if got := res.StatusSummary(); !strings.HasPrefix(got, "200×") || !strings.Contains(got, " 500×") {
-		t.Errorf("summary %q", got)
-	}
-}
-
-func TestRunKeepsOneConnectionPerWorker(t *testing.T) {
-	var dialled atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = w.Write([]byte("ok"))
-	}))
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			dialled.Add(1)
+	for c := range s.clients {
+		if a, err := netip.ParseAddr(c); err != nil || !a.Is4() || a.IsLoopback() || a.As4()[0] == 10 {
+			t.Fatalf("client address %q", c)
 		}
 	}
-	srv.Start()
-	t.Cleanup(srv.Close)
-	const workers = 16
-	res, err := load.Run(context.Background(), load.Config{
-		Concurrency: workers,
-		Warmup:      50 * time.Millisecond,
-		Duration:    200 * time.Millisecond,
-		Request:     func(*rand.Rand) (*http.Request, error) { return http.NewRequest("GET", srv.URL, nil) },
-	})
-	if err != nil {
-		t.Fatal(err)
+	for _, tok := range []string{"Bearer t1", "Bearer t2", "Bearer t3"} {
+		if n := s.tokens[tok]; n < s.requests/5 {
+			t.Errorf("token %q sent %d times of %d: %v", tok, n, s.requests, s.tokens)
+		}
 	}
-	if res.Count(200) < workers*10 {
-		t.Fatalf("only %s", res)
+	if s.paths["/a?x=1"] == 0 || s.paths["/b"] == 0 || len(s.paths) != 2 {
+		t.Errorf("paths %v", s.paths)
 	}
-	// net/http may dial a spare connection when a request finds no idle one while another
-	// is on its way back to the pool (on a busy machine it does), so allow twice the
-	// workers: without keep-alive there would be one per request.
-	if d := dialled.Load(); d > 2*workers {
-		t.Errorf("%d connections for %d workers and %d requests: keep-alive is not working", d, workers, res.Requests)
+	if len(s.bodies) != 1 || !s.bodies[`{"content":"hi"}`] || len(s.methods) != 1 || !s.methods["POST"] || len(s.header) != 1 || !s.header["yes"] {
+		t.Errorf("bodies %v, methods %v, X-Test %v", s.bodies, s.methods, s.header)
+	}
+	if res.P50 <= 0 || res.P50 > res.P90 || res.P90 > res.P99 || res.Elapsed < 900*time.Millisecond {
+		t.Errorf("percentiles or window: %s", res)
 	}
 }
 
-func TestWarmupIsNotRecorded(t *testing.T) {
-	tl := newTally()
-	srv := statusServer(t, tl)
-	res, err := load.Run(context.Background(), load.Config{
-		Concurrency: 4,
-		Warmup:      200 * time.Millisecond,
-		Duration:    200 * time.Millisecond,
-		Request:     func(*rand.Rand) (*http.Request, error) { return http.NewRequest("GET", srv.URL, nil) },
-	})
+func TestRunCountsAnswersThatAreNotSuccesses(t *testing.T) {
+	bin := wrkBin(t)
+	srv, s := recorder(t)
+	res, err := load.Run(context.Background(), load.Config{Bin: bin, Connections: 2, Duration: time.Second},
+		load.Target{URL: srv.URL, Paths: []string{"/missing", "/here"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl.mu.Lock()
-	answered := tl.statuses[200]
-	tl.mu.Unlock()
-	if res.Requests == 0 || res.Requests >= answered {
-		t.Errorf("recorded %d of the %d answered requests; want some, not all", res.Requests, answered)
-	}
-	if res.Elapsed != 200*time.Millisecond {
-		t.Errorf("elapsed = %v, want the recording window", res.Elapsed)
-	}
-	if tp := res.Throughput(); tp != float64(res.Requests)/0.2 {
-		t.Errorf("throughput = %v for %d requests in 200ms", tp, res.Requests)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if res.Bad == 0 || res.Bad > s.statuses[404] || res.Requests-res.Bad > s.statuses[200] || res.Failed() != res.Bad {
+		t.Errorf("%s; the server answered %v", res, s.statuses)
 	}
 }
 
-func TestRunCountsRequestsThatGetNoAnswer(t *testing.T) {
+func TestRunFailsWithWrksReasonWhenNothingListens(t *testing.T) {
+	bin := wrkBin(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
-	res, err := load.Run(context.Background(), load.Config{
-		Concurrency: 2,
-		Duration:    100 * time.Millisecond,
-		Request:     func(*rand.Rand) (*http.Request, error) { return http.NewRequest("GET", "http://"+addr, nil) },
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Requests == 0 || res.Errors != res.Requests || len(res.Statuses) != 0 || res.FirstError == nil {
-		t.Fatalf("against a closed port: %s (first error %v)", res, res.FirstError)
-	}
-	if res.Unexpected(200) != res.Requests {
-		t.Errorf("unexpected = %d of %d", res.Unexpected(200), res.Requests)
+	_, err = load.Run(context.Background(), load.Config{Bin: bin, Connections: 2, Duration: time.Second},
+		load.Target{URL: "http://" + addr, Paths: []string{"/"}})
+	if err == nil || !strings.Contains(err.Error(), "unable to connect") {
+		t.Errorf("against a closed port: %v", err)
 	}
 }
 
-func TestRunStopsWhenTheContextEnds(t *testing.T) {
-	tl := newTally()
-	srv := statusServer(t, tl)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	res, err := load.Run(ctx, load.Config{
-		Concurrency: 2,
-		Duration:    time.Minute,
-		Request:     func(*rand.Rand) (*http.Request, error) { return http.NewRequest("GET", srv.URL, nil) },
-	})
+func TestWarmupIsNotRecorded(t *testing.T) {
+	bin := wrkBin(t)
+	srv, s := recorder(t)
+	res, err := load.Run(context.Background(), load.Config{Bin: bin, Connections: 2, Warmup: time.Second, Duration: time.Second},
+		load.Target{URL: srv.URL, Paths: []string{"/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > 5*time.Second || res.Elapsed > took {
-		t.Errorf("took %v, elapsed %v, after a context of 100ms", took, res.Elapsed)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if res.Requests == 0 || res.Requests >= s.requests*3/4 {
+		t.Errorf("recorded %d of the %d answered requests; want about half", res.Requests, s.requests)
 	}
 }
 
 func TestRunRefusesABadConfig(t *testing.T) {
-	get := func(*rand.Rand) (*http.Request, error) { return http.NewRequest("GET", "http://127.0.0.1:1", nil) }
-	for name, cfg := range map[string]load.Config{
-		"no workers":       {Duration: time.Second, Request: get},
-		"no duration":      {Concurrency: 1, Request: get},
-		"negative warm-up": {Concurrency: 1, Duration: time.Second, Warmup: -time.Second, Request: get},
-		"no builder":       {Concurrency: 1, Duration: time.Second},
+	for name, c := range map[string]struct {
+		cfg load.Config
+		tg  load.Target
+	}{
+		"no connections": {load.Config{Bin: "wrk", Duration: time.Second}, load.Target{URL: "http://127.0.0.1:1", Paths: []string{"/"}}},
+		"no duration":    {load.Config{Bin: "wrk", Connections: 1}, load.Target{URL: "http://127.0.0.1:1", Paths: []string{"/"}}},
+		"no path":        {load.Config{Bin: "wrk", Connections: 1, Duration: time.Second}, load.Target{URL: "http://127.0.0.1:1"}},
 	} {
-		if _, err := load.Run(context.Background(), cfg); err == nil {
+		if _, err := load.Run(context.Background(), c.cfg, c.tg); err == nil {
 			t.Errorf("%s: no error", name)
 		}
 	}
 }
 
 func TestRunMeasuresTheProcessCPUOfTheWindow(t *testing.T) {
+	bin := wrkBin(t)
 	if runtime.GOOS == "windows" || runtime.GOOS == "plan9" {
 		t.Skip("process CPU time is read on Unix only")
 	}
@@ -230,40 +181,16 @@ func TestRunMeasuresTheProcessCPUOfTheWindow(t *testing.T) {
 		_, _ = w.Write(sum[:1])
 	}))
 	t.Cleanup(srv.Close)
-	window := 300 * time.Millisecond
-	res, err := load.Run(context.Background(), load.Config{
-		Concurrency: 2,
-		Warmup:      50 * time.Millisecond,
-		Duration:    window,
-		Request:     func(*rand.Rand) (*http.Request, error) { return http.NewRequest("GET", srv.URL, nil) },
-	})
+	res, err := load.Run(context.Background(), load.Config{Bin: bin, Connections: 2, Duration: time.Second},
+		load.Target{URL: srv.URL, Paths: []string{"/"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The spin loop measures wall time, so on a busy machine a request may cost less CPU
 	// than 200µs; a tenth of it is a safe floor. No process uses more than its CPUs.
-	limit := time.Duration(runtime.NumCPU())*window + 50*time.Millisecond
+	limit := time.Duration(runtime.NumCPU())*1500*time.Millisecond + 50*time.Millisecond
 	if res.CPU <= 0 || res.CPU > limit || res.CPUPerRequest() < 20*time.Microsecond {
-		t.Errorf("CPU %v for %d requests in %v (%v per request)", res.CPU, res.Requests, window, res.CPUPerRequest())
-	}
-}
-
-func TestPercentileIsTheNearestRank(t *testing.T) {
-	var r load.Result
-	if r.Percentile(0.5) != 0 {
-		t.Errorf("percentile of nothing = %v", r.Percentile(0.5))
-	}
-	for i := 1; i <= 100; i++ {
-		r.Latencies = append(r.Latencies, time.Duration(i)*time.Millisecond)
-	}
-	for q, want := range map[float64]time.Duration{0.01: 1, 0.5: 50, 0.9: 90, 0.99: 99, 0.995: 100, 1: 100} {
-		if got := r.Percentile(q); got != want*time.Millisecond {
-			t.Errorf("p%v = %v, want %v", q*100, got, want*time.Millisecond)
-		}
-	}
-	r.Latencies = []time.Duration{7}
-	if r.Percentile(0.5) != 7 || r.Percentile(0.99) != 7 {
-		t.Errorf("one sample: p50 %v, p99 %v", r.Percentile(0.5), r.Percentile(0.99))
+		t.Errorf("CPU %v for %d requests (%v per request)", res.CPU, res.Requests, res.CPUPerRequest())
 	}
 }
 
@@ -283,5 +210,25 @@ func TestRandomIPv4LooksLikeAnInternetClient(t *testing.T) {
 	}
 	if len(seen) < 9990 {
 		t.Errorf("only %d distinct addresses in 10000", len(seen))
+	}
+}
+
+func TestStringSaysWhatFailed(t *testing.T) {
+	r := load.Result{Requests: 10, Bad: 2, Errors: 1, Elapsed: time.Second}
+	if s := r.String(); !strings.Contains(s, "2 not 2xx/3xx, 1 errors") || r.Failed() != 3 {
+		t.Errorf("%q, failed %d", s, r.Failed())
+	}
+}
+
+func TestMergeSumsCountsAndTakesTheMedianPercentile(t *testing.T) {
+	ms := time.Millisecond
+	m := load.Merge(
+		load.Result{Requests: 10, Bad: 1, Bytes: 100, Elapsed: time.Second, CPU: ms, P50: 1 * ms, P90: 5 * ms, P99: 30 * ms},
+		load.Result{Requests: 20, Errors: 2, Bytes: 200, Elapsed: time.Second, CPU: 2 * ms, P50: 3 * ms, P90: 6 * ms, P99: 10 * ms},
+		load.Result{Requests: 30, Bytes: 300, Elapsed: time.Second, CPU: 3 * ms, P50: 2 * ms, P90: 4 * ms, P99: 20 * ms},
+	)
+	want := load.Result{Requests: 60, Bad: 1, Errors: 2, Bytes: 600, Elapsed: 3 * time.Second, CPU: 6 * ms, P50: 2 * ms, P90: 5 * ms, P99: 20 * ms}
+	if m != want || m.Throughput() != 20 {
+		t.Errorf("merged %+v, want %+v", m, want)
 	}
 }
