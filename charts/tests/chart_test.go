@@ -482,6 +482,11 @@ func secretValue(t *testing.T, r *rendered, ref *corev1.SecretKeySelector) strin
 			return string(v)
 		}
 	}
+	for _, w := range r.workloads() {
+		if r.perWorkload() && databaseSecret(r, w) == ref.Name && r.str("database.existingSecretKey") == ref.Key {
+			return "postgres://" + databaseRole(r, w) + "@postgres.example:5432/sharenote"
+		}
+	}
 	for _, which := range []string{"database", "redis"} {
 		if r.str(which+".existingSecret") == ref.Name && r.str(which+".existingSecretKey") == ref.Key {
 			if which == "database" {
@@ -510,11 +515,12 @@ func TestSecretsAreReferencedOrCreated(t *testing.T) {
 					t.Errorf("Secret %s holds a database URL though database.existingSecret is set", s.Name)
 				}
 			}
-			d := one[appsv1.Deployment](t, r, fullname(r.workloads()[0]))
+			w := r.workloads()[0]
+			d := one[appsv1.Deployment](t, r, fullname(w))
 			ref := envSecretRef(d.Spec.Template.Spec.Containers[0], "SHARE_DATABASE_URL")
-			if ref == nil || ref.Name != r.str("database.existingSecret") || ref.Key != r.str("database.existingSecretKey") {
+			if ref == nil || ref.Name != databaseSecret(r, w) || ref.Key != r.str("database.existingSecretKey") {
 				t.Errorf("SHARE_DATABASE_URL from %+v, want the existing Secret %s/%s", ref,
-					r.str("database.existingSecret"), r.str("database.existingSecretKey"))
+					databaseSecret(r, w), r.str("database.existingSecretKey"))
 			}
 			return
 		}

@@ -238,6 +238,12 @@ func prerequisites(t *testing.T, cp *controlPlane, ns string, vals map[string]an
 			secret(name, corev1.SecretTypeOpaque, map[string]string{r.str(which + ".existingSecretKey"): url})
 		}
 	}
+	// Each workload's own database URL, as the role the operator made for it.
+	for _, w := range r.workloads() {
+		if r.perWorkload() && r.str("database.workloads."+w+".url") == "" {
+			secret(databaseSecret(r, w), corev1.SecretTypeOpaque, map[string]string{r.str("database.existingSecretKey"): "postgres://" + databaseRole(r, w) + ":sample@postgres.example:5432/sharenote"})
+		}
+	}
 	if name := r.str("objectStore.external.existingSecret"); r.str("objectStore.type") == "external" && name != "" {
 		secret(name, corev1.SecretTypeOpaque, sampleAWSKeys)
 	}

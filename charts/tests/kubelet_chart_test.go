@@ -3,9 +3,11 @@ package tests
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/sharenote/sharenote/libs/routes"
 	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
@@ -32,9 +34,13 @@ func kubeletValues(t *testing.T, mode string, set map[string]any) map[string]any
 // kubeletStageValues are kubeletValues with sample addresses, for the static checks.
 func kubeletStageValues(t *testing.T, mode string) map[string]any {
 	t.Helper()
-	return kubeletValues(t, mode, map[string]any{"image.repository": "localhost/sharenote", "image.tag": "v0.0.0-test",
+	set := map[string]any{"image.repository": "localhost/sharenote", "image.tag": "v0.0.0-test",
 		"database.url": "postgres://postgres@127.0.0.1:5432/sharenote?sslmode=disable", "redis.url": "redis://127.0.0.1:6379/0",
-		"objectStore.external.url": "s3://sharenote?endpoint=127.0.0.1:9000&region=us-east-1&tls=false"})
+		"objectStore.external.url": "s3://sharenote?endpoint=127.0.0.1:9000&region=us-east-1&tls=false"}
+	for _, w := range append(slices.Clone(routes.Targets), "all-in-one") {
+		set["database.workloads."+w+".url"] = "postgres://sharenote_" + strings.ReplaceAll(w, "-", "_") + "@127.0.0.1:5432/sharenote?sslmode=disable"
+	}
+	return kubeletValues(t, mode, set)
 }
 
 // TestHostNetworkGivesEachWorkloadItsPorts renders the real-kubelet stage's values (with

@@ -101,7 +101,7 @@ func TestKubeletE2E(t *testing.T) {
 			// pods on the nodes' network reach by address; the migration Job makes the schema.
 			db, redis := testkit.StartPostgres(t), testkit.StartRedis(t)
 			mark := warnings.begin(m.mode)
-			kubeletRelease(t, cp, tools, sum, m.mode, m.restart, db.URL, redis.URL)
+			kubeletRelease(t, cp, tools, sum, m.mode, m.restart, db.NewDatabase(t), redis.URL)
 			if ws := warnings.since(mark); len(ws) > 0 {
 				t.Errorf("the API server warned %d times:\n  %s", len(ws), strings.Join(ws, "\n  "))
 			}
@@ -152,9 +152,18 @@ func kubeletRelease(t *testing.T, cp *controlPlane, tools kubeletTools, sum *kub
 	}
 	// The flow stores no image: the object store's address is a loopback port where
 	// nothing listens (its check in /readyz says "down", which never makes a pod unready).
-	vals := kubeletValues(t, mode, map[string]any{"image.repository": repo, "image.tag": tag,
+	// The migration hook logs in as the owner; each workload as a role of its own.
+	set := map[string]any{"image.repository": repo, "image.tag": tag,
 		"database.url": dbURL, "redis.url": redisURL,
-		"objectStore.external.url": fmt.Sprintf("s3://sharenote?endpoint=127.0.0.1:%d&region=us-east-1&tls=false", freePort(t))})
+		"objectStore.external.url": fmt.Sprintf("s3://sharenote?endpoint=127.0.0.1:%d&region=us-east-1&tls=false", freePort(t))}
+	roles := kubeletRoles(t, dbURL, mode)
+	var wantRoles []string
+	for w, r := range roles {
+		set["database.workloads."+w] = map[string]any{"role": r.name, "url": r.url}
+		wantRoles = append(wantRoles, r.name)
+	}
+	slices.Sort(wantRoles)
+	vals := kubeletValues(t, mode, set)
 	cfg := cp.helmConfig(t, ns)
 
 	began := time.Now()
@@ -175,6 +184,9 @@ func kubeletRelease(t *testing.T, cp *controlPlane, tools kubeletTools, sum *kub
 	}()
 
 	api.flow(t, "before the restart")
+	if got := sessionRoles(t, dbURL); !slices.Equal(got, wantRoles) {
+		t.Errorf("the pods are logged in to the database as %v, want each workload's own role only: %v", got, wantRoles)
+	}
 
 	// A note to read while one Deployment restarts.
 	owner := api.login(t, "Rollout Reader", "reader-"+strings.ToLower(mode)+"@example.com")
@@ -209,8 +221,8 @@ func kubeletRelease(t *testing.T, cp *controlPlane, tools kubeletTools, sum *kub
 		t.Fatalf("helm uninstall: %v", err)
 	}
 	if !t.Failed() {
-		sum.modes = append(sum.modes, fmt.Sprintf("%s: install %s, flow before and after a %s restart of %s (%d reads, %d failed)",
-			mode, installed, rolled, fullname(restart), reads, failed))
+		sum.modes = append(sum.modes, fmt.Sprintf("%s: install %s, pods logged in as %d roles of their own, flow before and after a %s restart of %s (%d reads, %d failed)",
+			mode, installed, len(wantRoles), rolled, fullname(restart), reads, failed))
 	}
 }
 

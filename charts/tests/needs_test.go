@@ -3,11 +3,14 @@ package tests
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/sharenote/sharenote/libs/app"
+	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/services/sharenote"
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 )
 
@@ -65,7 +68,7 @@ func TestDeploymentsCarryOnlyTheSecretsTheirTargetsNeed(t *testing.T) {
 			for _, w := range r.workloads() {
 				d := one[appsv1.Deployment](t, r, fullname(w))
 				needs := workloadNeeds(w)
-				want := map[string]bool{existingOr(r, "database"): needs.Database != app.NoDatabase}
+				want := map[string]bool{databaseSecret(r, w): needs.Database != app.NoDatabase}
 				if redisConfigured(r) {
 					want[existingOr(r, "redis")] = want[existingOr(r, "redis")] || needs.Redis
 				}
@@ -94,4 +97,97 @@ func existingOr(r *rendered, which string) string {
 		return s
 	}
 	return releaseName
+}
+
+// perWorkload reports whether each workload has database credentials of its own.
+func (r *rendered) perWorkload() bool { return r.val("database.perWorkloadCredentials") == true }
+
+// databaseSecret is the Secret holding a workload's SHARE_DATABASE_URL: with
+// perWorkloadCredentials its own (database.workloads.<w>.existingSecret, the chart's
+// <release>-database-<w> for a url, else <database.existingSecret>-<w>), else the
+// owner's, which every pod shares.
+func databaseSecret(r *rendered, workload string) string {
+	if !r.perWorkload() {
+		return existingOr(r, "database")
+	}
+	entry := "database.workloads." + workload
+	switch {
+	case r.str(entry+".existingSecret") != "":
+		return r.str(entry + ".existingSecret")
+	case r.str(entry+".url") != "":
+		return fullname("database-" + workload)
+	}
+	return r.str("database.existingSecret") + "-" + workload
+}
+
+// databaseRole is the role a workload logs in as with perWorkloadCredentials.
+func databaseRole(r *rendered, workload string) string {
+	if role := r.str("database.workloads." + workload + ".role"); role != "" {
+		return role
+	}
+	return "sharenote_" + strings.ReplaceAll(workload, "-", "_")
+}
+
+// TestEachWorkloadHasDatabaseCredentialsOfItsOwn: with perWorkloadCredentials (the
+// default) no two Deployments read one database Secret, none reads the owner's, and the
+// migration hook, as the owner, grants every target's role (SHARE_DATABASE_ROLES); the
+// reaper logs in as publish (the all-in-one). Without it every pod shares the owner's
+// Secret and the migration grants nothing.
+func TestEachWorkloadHasDatabaseCredentialsOfItsOwn(t *testing.T) {
+	for _, rc := range renderCases {
+		t.Run(rc.name, func(t *testing.T) {
+			r := render(t, rc)
+			owner := existingOr(r, "database")
+			seen := map[string]string{}
+			for _, w := range r.workloads() {
+				d := one[appsv1.Deployment](t, r, fullname(w))
+				got := envSecret(d.Spec.Template.Spec, "SHARE_DATABASE_URL")
+				if !r.perWorkload() {
+					if got != owner {
+						t.Errorf("%s reads SHARE_DATABASE_URL from %q, want the shared %q", w, got, owner)
+					}
+					continue
+				}
+				if got == owner || seen[got] != "" {
+					t.Errorf("%s reads SHARE_DATABASE_URL from %q, which the owner or %s reads too", w, got, seen[got])
+				}
+				seen[got] = w
+			}
+			job := one[batchv1.Job](t, r, fullname("migrate"))
+			if got := envSecret(job.Spec.Template.Spec, "SHARE_DATABASE_URL"); got != owner && got != fullname("migrate") {
+				t.Errorf("the migration reads SHARE_DATABASE_URL from %q, want the owner's", got)
+			}
+			var want []string
+			for _, target := range routes.Targets {
+				w := target
+				if r.allInOne() {
+					w = "all-in-one"
+				}
+				want = append(want, target+"="+databaseRole(r, w))
+			}
+			roles := strings.Join(want, ",")
+			if !r.perWorkload() {
+				roles = ""
+			}
+			if got := envValue(job.Spec.Template.Spec.Containers[0], "SHARE_DATABASE_ROLES"); got != roles {
+				t.Errorf("the migration's SHARE_DATABASE_ROLES = %q, want %q", got, roles)
+			}
+			reaperFrom := "publish"
+			if r.allInOne() {
+				reaperFrom = "all-in-one"
+			}
+			cj := one[batchv1.CronJob](t, r, fullname("reaper"))
+			if got, want := envSecret(cj.Spec.JobTemplate.Spec.Template.Spec, "SHARE_DATABASE_URL"), databaseSecret(r, reaperFrom); got != want {
+				t.Errorf("the reaper reads SHARE_DATABASE_URL from %q, want %s's %q", got, reaperFrom, want)
+			}
+		})
+	}
+}
+
+// envSecret is the Secret a pod's first container reads the variable name from.
+func envSecret(pod corev1.PodSpec, name string) string {
+	if ref := envSecretRef(pod.Containers[0], name); ref != nil {
+		return ref.Name
+	}
+	return ""
 }

@@ -2,11 +2,11 @@ package tests
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"testing"
 
+	"github.com/sharenote/sharenote/libs/app"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -101,42 +101,35 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 		}
 		np := func(path string) any { return r.val("networkPolicy." + path) }
 
-		// Expected egress: DNS on UDP and TCP, Postgres, Redis, and the extra rules; and
-		// the object store, only for the pods that touch image bytes.
-		wantEgress, objectStoreEgress := map[string][]networkingv1.NetworkPolicyPeer{}, map[string][]networkingv1.NetworkPolicyPeer{}
-		addTo := func(m map[string][]networkingv1.NetworkPolicyPeer, proto string, ports any, to []networkingv1.NetworkPolicyPeer) {
+		// Expected egress, by destination: DNS on UDP and TCP, Postgres, Redis, the object
+		// store (the bundled MinIO's pods on 9000, else what the values allow), the
+		// collector, and the extra rules; each pod gets those it uses (egressUses).
+		dests := map[string]map[string][]networkingv1.NetworkPolicyPeer{}
+		addTo := func(dest, proto string, ports any, to []networkingv1.NetworkPolicyPeer) {
+			if dests[dest] == nil {
+				dests[dest] = map[string][]networkingv1.NetworkPolicyPeer{}
+			}
 			for _, p := range ports.([]any) {
-				m[fmt.Sprintf("%s/%v", proto, p)] = to
+				dests[dest][fmt.Sprintf("%s/%v", proto, p)] = to
 			}
 		}
-		addEgress := func(proto string, ports any, to []networkingv1.NetworkPolicyPeer) {
-			addTo(wantEgress, proto, ports, to)
+		addTo("dns", "UDP", np("dns.ports"), peersFromValues(t, np("dns.to")))
+		for _, d := range []string{"dns", "postgres", "redis", "objectStore", "otel"} {
+			addTo(d, "TCP", np(d+".ports"), peersFromValues(t, np(d+".to")))
 		}
-		addEgress("UDP", np("dns.ports"), peersFromValues(t, np("dns.to")))
-		addEgress("TCP", np("dns.ports"), peersFromValues(t, np("dns.to")))
-		addEgress("TCP", np("postgres.ports"), peersFromValues(t, np("postgres.to")))
-		addEgress("TCP", np("redis.ports"), peersFromValues(t, np("redis.to")))
-		// The object store: the bundled MinIO's pods on 9000, else what the values allow.
-		bundled := r.str("objectStore.type") == "bundled"
-		if bundled {
+		if r.str("objectStore.type") == "bundled" {
 			minio := one[appsv1.StatefulSet](t, r, fullname(minioComponent))
-			objectStoreEgress[fmt.Sprintf("TCP/%d", minioPort)] = []networkingv1.NetworkPolicyPeer{{PodSelector: minio.Spec.Selector}}
-		} else {
-			addTo(objectStoreEgress, "TCP", np("objectStore.ports"), peersFromValues(t, np("objectStore.to")))
+			dests["objectStore"] = map[string][]networkingv1.NetworkPolicyPeer{fmt.Sprintf("TCP/%d", minioPort): {{PodSelector: minio.Spec.Selector}}}
 		}
 		var extra []networkingv1.NetworkPolicyEgressRule
 		b, _ := yaml.Marshal(np("extraEgress"))
 		if err := yaml.UnmarshalStrict(b, &extra); err != nil {
 			t.Fatal(err)
 		}
+		dests["extra"] = map[string][]networkingv1.NetworkPolicyPeer{}
 		for _, rule := range extra {
 			for _, p := range rule.Ports {
-				wantEgress[portKey(p)] = rule.To
-			}
-		}
-		for _, k := range []string{"UDP/53", "TCP/53", "TCP/5432", "TCP/6379"} {
-			if _, ok := wantEgress[k]; !ok {
-				t.Errorf("values allow no egress on %s", k)
+				dests["extra"][portKey(p)] = append(dests["extra"][portKey(p)], rule.To...)
 			}
 		}
 
@@ -177,16 +170,15 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 				}
 			}
 			wantIn := map[string][]networkingv1.NetworkPolicyPeer{}
-			wantOut := maps.Clone(wantEgress)
-			if touchesImages(p) {
-				for k, v := range objectStoreEgress {
+			wantOut := map[string][]networkingv1.NetworkPolicyPeer{}
+			for _, d := range egressUses(r, p) {
+				for k, v := range dests[d] {
 					wantOut[k] = append(slices.Clone(wantOut[k]), v...)
 				}
 			}
 			if p.labels["app.kubernetes.io/component"] == minioComponent {
 				// The bundled MinIO: its S3 port to the release's pods; nothing out.
 				wantIn[fmt.Sprintf("TCP/%d", minioPort)] = releasePeers
-				wantOut = nil
 			}
 			if p.serving {
 				if peers := peersFromValues(t, np("ingressController")); len(peers) > 0 {
@@ -200,10 +192,7 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 				}
 			}
 			if p.labels["app.kubernetes.io/component"] == testComponent {
-				wantOut = map[string][]networkingv1.NetworkPolicyPeer{"TCP/9090": {servingPeer}}
-				for k, v := range wantEgress {
-					wantOut[k] = v
-				}
+				wantOut["TCP/9090"] = []networkingv1.NetworkPolicyPeer{servingPeer}
 			}
 			comparePorts(t, p.name+" ingress", gotIn, wantIn)
 
@@ -223,15 +212,52 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 	})
 }
 
-// touchesImages reports whether a pod of the release reads or writes image bytes, and so
-// may reach the object store: a workload whose target needs it, the migration (which
-// copies older bytes), the reaper, the bundled bucket's Job.
-func touchesImages(p pod) bool {
+// egressUses are the destinations a pod of the release may reach (keys of networkPolicy,
+// and "extra" for extraEgress), as docs/architecture.md "What each target needs" says: a
+// serving workload what its target needs, and the collector when tracing is on; the
+// migration Postgres and the object store (it copies older bytes); the reaper what
+// publish uses; the bundled bucket's Job the MinIO; helm test's Pod DNS (and the admin
+// ports); the MinIO nothing.
+func egressUses(r *rendered, p pod) []string {
 	c := p.labels["app.kubernetes.io/component"]
-	if p.serving {
-		return workloadNeeds(c).ObjectStore
+	otel := r.str("otel.endpoint") != ""
+	extra := len(asList(r.val("networkPolicy.extraEgress"))) > 0
+	var uses []string
+	add := func(ok bool, d ...string) {
+		if ok {
+			uses = append(uses, d...)
+		}
 	}
-	return slices.Contains([]string{"migration", "reaper", "minio-bucket"}, c)
+	switch {
+	case p.serving:
+		n := workloadNeeds(c)
+		add(true, "dns")
+		add(n.Database != app.NoDatabase, "postgres")
+		add(n.Redis && redisConfigured(r), "redis")
+		add(n.ObjectStore, "objectStore")
+		add(otel, "otel")
+		add(extra, "extra")
+	case c == "migration":
+		add(true, "dns", "postgres", "objectStore")
+		add(extra, "extra")
+	case c == "reaper":
+		add(true, "dns", "postgres")
+		add(redisConfigured(r), "redis")
+		add(true, "objectStore")
+		add(otel, "otel")
+		add(extra, "extra")
+	case c == "minio-bucket":
+		add(true, "dns", "objectStore")
+	case c == testComponent:
+		add(true, "dns")
+	}
+	return uses
+}
+
+// asList is a values list, or nil.
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 // comparePorts asserts the same ports are open, each to exactly the configured peers.

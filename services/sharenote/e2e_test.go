@@ -58,6 +58,10 @@ type stack struct {
 	// procs are the services started by the test (none when they run elsewhere).
 	procs []*process
 	nginx *process
+	// databaseURL is the owner's database; roles the role each target logs in as (none
+	// when the services run elsewhere).
+	databaseURL string
+	roles       map[string]string
 }
 
 func TestE2ESplitTopology(t *testing.T) {
@@ -135,6 +139,8 @@ func TestE2ESplitTopology(t *testing.T) {
 			t.Fatalf("url = %q, want %s/s/%s", created.URL, api.URL, created.CUID)
 		}
 	})
+
+	t.Run("each target is logged in as its own role", st.checkSessions)
 
 	t.Run("public JSON read with ETag", func(t *testing.T) {
 		resp := api.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + mdID}).Expect(t, 200, "")
@@ -424,7 +430,8 @@ func startStack(t *testing.T, nginxBin string) *stack {
 		st.env = commandEnv(map[string]string{"SHARE_DATABASE_URL": os.Getenv("SHARE_E2E_DATABASE_URL"),
 			"SHARE_BLOB_URL": os.Getenv("SHARE_E2E_BLOB_URL")})
 	} else {
-		// The services keep images in a bucket of a throw-away MinIO.
+		// The services keep images in a bucket of a throw-away MinIO. The operator
+		// commands run as the owner; each target gets only what it needs (targetConfig).
 		config := maps.Clone(testkit.S3(t).Env)
 		maps.Copy(config, map[string]string{
 			"SHARE_DATABASE_URL":     testkit.NewPostgresDB(t),
@@ -437,10 +444,13 @@ func startStack(t *testing.T, nginxBin string) *stack {
 			"SHARE_DRAIN_DELAY": "0s",
 		})
 		st.env = commandEnv(config)
+		st.databaseURL = config["SHARE_DATABASE_URL"]
+		roleURLs := st.targetRoles(t, st.databaseURL)
 		for _, s := range routes.Targets {
 			addr, admin := testkit.FreeAddr(), testkit.FreeAddr()
-			config["SHARE_ADDR"], config["SHARE_ADMIN_ADDR"] = addr, admin
-			p := startProcess(t, s, st.bin, []string{"serve", "--target", s}, commandEnv(config))
+			own := targetConfig(t, s, config, roleURLs[s])
+			own["SHARE_ADDR"], own["SHARE_ADMIN_ADDR"] = addr, admin
+			p := startProcess(t, s, st.bin, []string{"serve", "--target", s}, commandEnv(own))
 			st.procs = append(st.procs, p)
 			upstreams[s] = addr
 			p.waitFor(t, "ready", func() bool { return testkit.Responds("http://"+admin+"/readyz", http.StatusOK) })
@@ -537,8 +547,14 @@ func (st *stack) login(t *testing.T, name, email string) account {
 // its stdout.
 func (st *stack) runJSON(t *testing.T, v any, args ...string) {
 	t.Helper()
+	st.runJSONWith(t, st.env, v, args...)
+}
+
+// runJSONWith runs a command of the built binary with env and decodes its stdout.
+func (st *stack) runJSONWith(t *testing.T, env []string, v any, args ...string) {
+	t.Helper()
 	cmd := exec.Command(st.bin, args...)
-	cmd.Env = st.env
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -16,26 +16,38 @@ import (
 )
 
 // roles are two login roles an operator made for a test's database: reader for the
-// targets that only read, writer for the others; named after the database, because
-// roles are cluster-wide, and dropped when the test ends.
+// targets that only read, writer for the others (loginRoles).
 type roles struct {
 	reader, writer       string
 	readerURL, writerURL string
 }
 
-// newRoles creates the roles on b's Postgres server (as the operator would; the owner that
-// migrates creates none) and drops them, with what they were granted, when the test ends.
-// Register it before the servers that log in as them, so that they stop first.
+// newRoles creates the reader and writer roles for b's database (loginRoles).
 func newRoles(t *testing.T, b testkit.Backend) roles {
 	t.Helper()
-	u, err := url.Parse(b.DatabaseURL)
+	made := loginRoles(t, b.DatabaseURL, "reader", "writer")
+	return roles{reader: made["reader"].name, writer: made["writer"].name,
+		readerURL: made["reader"].url, writerURL: made["writer"].url}
+}
+
+// loginRole is a role made for a test's database, and the database's URL as that role.
+type loginRole struct{ name, url string }
+
+// loginRoles creates a login role <database>_<suffix> for each suffix on the Postgres
+// server of databaseURL, as the operator would (the owner that migrates creates none):
+// named after the database, because roles are cluster-wide, and dropped, with what they
+// were granted, when the test ends. Call it before starting the processes that log in as
+// them, so that they stop first.
+func loginRoles(t *testing.T, databaseURL string, suffixes ...string) map[string]loginRole {
+	t.Helper()
+	u, err := url.Parse(databaseURL)
 	if err != nil {
 		t.Fatal(err)
 	}
-	name := strings.TrimPrefix(u.Path, "/")
-	r := roles{reader: name + "_reader", writer: name + "_writer"}
-	owner := testkit.OpenDB(t, b)
-	for _, role := range []string{r.reader, r.writer} {
+	owner := openAs(t, databaseURL)
+	made := map[string]loginRole{}
+	for _, suffix := range suffixes {
+		role := strings.TrimPrefix(u.Path, "/") + "_" + suffix
 		if err := owner.Exec("CREATE ROLE " + role + " LOGIN").Error; err != nil {
 			t.Fatal(err)
 		}
@@ -48,14 +60,11 @@ func newRoles(t *testing.T, b testkit.Backend) roles {
 				t.Errorf("drop role %s: %v", role, err)
 			}
 		})
+		as := *u
+		as.User = url.User(role)
+		made[suffix] = loginRole{name: role, url: as.String()}
 	}
-	as := func(role string) string {
-		v := *u
-		v.User = url.User(role)
-		return v.String()
-	}
-	r.readerURL, r.writerURL = as(r.reader), as(r.writer)
-	return r
+	return made
 }
 
 // migrateWithRoles runs `sharenote migrate` granting the roles to the targets.

@@ -171,15 +171,69 @@ key: {{ .which }}-url
 {{- end -}}
 
 {{/*
-SHARE_DATABASE_URL and SHARE_REDIS_URL from their Secrets.
+The Secret and key of a workload's SHARE_DATABASE_URL. Call with (dict "root" $ "name"
+WORKLOAD). With database.perWorkloadCredentials, the workload's own: its entry of
+database.workloads (existingSecret, or url in a Secret the chart makes), else the Secret
+<database.existingSecret>-<workload>; without, the owner's, shared by every pod.
+*/}}
+{{- define "sharenote.databaseRef" -}}
+{{- $db := .root.Values.database -}}
+{{- $w := get (default dict $db.workloads) .name | default dict -}}
+{{- if not $db.perWorkloadCredentials -}}
+{{- include "sharenote.secretRef" (dict "root" .root "which" "database") -}}
+{{- else if $w.existingSecret -}}
+name: {{ $w.existingSecret }}
+key: {{ $db.existingSecretKey }}
+{{- else if $w.url -}}
+name: {{ include "sharenote.fullname" .root }}-database-{{ .name }}
+key: url
+{{- else -}}
+name: {{ $db.existingSecret }}-{{ .name }}
+key: {{ $db.existingSecretKey }}
+{{- end -}}
+{{- end -}}
+
+{{/*
+The database role a workload logs in as with database.perWorkloadCredentials: its entry's
+role, else sharenote_<workload> ("-" becomes "_"). Call with (dict "root" $ "name" WORKLOAD).
+*/}}
+{{- define "sharenote.databaseRole" -}}
+{{- $w := get (default dict .root.Values.database.workloads) .name | default dict -}}
+{{- default (printf "sharenote_%s" (.name | replace "-" "_")) $w.role -}}
+{{- end -}}
+
+{{/*
+SHARE_DATABASE_ROLES of the migration: every target with the role of the workload that
+serves it (the all-in-one's for all of them in allInOne mode), so that `sharenote migrate`
+grants each role what its targets need.
+*/}}
+{{- define "sharenote.databaseRoles" -}}
+{{- $out := list -}}
+{{- range $t := include "sharenote.targets" . | fromYamlArray -}}
+{{- $name := ternary "all-in-one" $t (eq $.Values.mode "allInOne") -}}
+{{- $out = append $out (printf "%s=%s" $t (include "sharenote.databaseRole" (dict "root" $ "name" $name))) -}}
+{{- end -}}
+{{- join "," $out -}}
+{{- end -}}
+
+{{/*
+The workload whose database credentials the reaper uses: publish, which reads and writes
+rows and image bytes as the reaper does, or the all-in-one.
+*/}}
+{{- define "sharenote.reaperCredentials" -}}
+{{- ternary "all-in-one" "publish" (eq .Values.mode "allInOne") -}}
+{{- end -}}
+
+{{/*
+SHARE_DATABASE_URL and SHARE_REDIS_URL from their Secrets, for a workload's pods. Call with
+(dict "root" $ "name" WORKLOAD).
 */}}
 {{- define "sharenote.secretEnv" -}}
-{{- $db := include "sharenote.secretRef" (dict "root" . "which" "database") -}}
-{{- $redis := include "sharenote.secretRef" (dict "root" . "which" "redis") -}}
+{{- $redis := include "sharenote.secretRef" (dict "root" .root "which" "redis") -}}
 - name: SHARE_DATABASE_URL
   valueFrom:
     secretKeyRef:
-      {{- $db | nindent 6 }}
+      {{- include "sharenote.databaseRef" . | nindent 6 }}
 {{- if $redis }}
 - name: SHARE_REDIS_URL
   valueFrom:
@@ -279,6 +333,7 @@ combination fails whatever is rendered.
 {{- if not (or .Values.database.existingSecret .Values.database.url) -}}
 {{- fail "database: set existingSecret (a Secret holding SHARE_DATABASE_URL) or url" -}}
 {{- end -}}
+{{- include "sharenote.validateDatabaseWorkloads" . -}}
 {{- if and .Values.redis.existingSecret .Values.redis.url -}}
 {{- fail "redis: set existingSecret or url, not both" -}}
 {{- end -}}
@@ -335,6 +390,26 @@ combination fails whatever is rendered.
 {{- end -}}
 {{- if ne (empty .Values.objectStore.bundled.rootUser) (empty .Values.objectStore.bundled.rootPassword) -}}
 {{- fail "objectStore.bundled: set rootUser and rootPassword, or neither (generated once)" -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+
+{{/*
+With database.perWorkloadCredentials, every workload must have a Secret to read: its own
+existingSecret or url, or one named after database.existingSecret.
+*/}}
+{{- define "sharenote.validateDatabaseWorkloads" -}}
+{{- $db := .Values.database -}}
+{{- if $db.perWorkloadCredentials -}}
+{{- range $name, $_ := include "sharenote.workloads" . | fromYaml -}}
+{{- $w := get (default dict $db.workloads) $name | default dict -}}
+{{- if and $w.existingSecret $w.url -}}
+{{- fail (printf "database.workloads.%s: set existingSecret or url, not both" $name) -}}
+{{- end -}}
+{{- if not (or $w.existingSecret $w.url $db.existingSecret) -}}
+{{- fail (printf "database.workloads.%s: perWorkloadCredentials needs the workload's own existingSecret or url (or database.existingSecret, whose <name>-%s it reads)" $name $name) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
