@@ -51,6 +51,7 @@ func TestLoadDefaults(t *testing.T) {
 		CacheBytes:           64 << 20,
 		MaxUploads:           8,
 		UploadWait:           30 * time.Second,
+		EdgeMaxAge:           time.Hour,
 		Targets:              routes.Targets, // all
 	}
 	if got := load(t, nil); !reflect.DeepEqual(got, want) {

@@ -69,7 +69,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		patch.Upload.done = true
 	}
 	c.notify(ctx, cuid)
-	if linksChange(old, p) {
+	if LinksChange(old, p) {
 		c.notifyLinks(ctx, accountCUID)
 	}
 	return p, nil
@@ -121,14 +121,17 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 	return nil
 }
 
-// linksChange reports whether an update from old to p may change what links to either
+// LinksChange reports whether an update from old to p may change what links to either
 // lead to: the names links match, the anchors of the render, or, for a note that links
 // can name, its expiry (which makes it active or not).
-func linksChange(old, p Publication) bool {
+func LinksChange(old, p Publication) bool {
 	was, is := old.Names(), p.Names()
-	expiry := !equalTimes(old.ExpiresAt, p.ExpiresAt) && (len(was) > 0 || len(is) > 0)
+	expiry := ExpiryChange(old, p) && (len(was) > 0 || len(is) > 0)
 	return !slices.Equal(was, is) || old.Outline != p.Outline || expiry
 }
+
+// ExpiryChange reports whether an update from old to p changed its expiry.
+func ExpiryChange(old, p Publication) bool { return !equalTimes(old.ExpiresAt, p.ExpiresAt) }
 
 func equalTimes(a, b *time.Time) bool {
 	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
