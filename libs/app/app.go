@@ -166,7 +166,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	lim := a.newLimiters(cfg, now, log, reg)
 	var sessions authn.Verifier
 	a.deps, sessions = a.newDeps(cfg, log, reg, tp, now)
-	if err := a.newEdge(ctx, cfg, now, reg); err != nil {
+	if err := a.newEdge(ctx, cfg, reg); err != nil {
 		return nil, err
 	}
 	if cfg.ReapInterval > 0 && slices.Contains(a.needs.Jobs, JobReap) {

@@ -25,8 +25,9 @@ func (d Deps) Public() *noteapi.Public { return noteapi.NewPublic(d.Reads, d.Not
 
 // newEdge, when SHARE_EDGE_PURGE_URLS names edges, gives public reads their edge headers,
 // makes the stores write the purge outbox, and adds the purge job when a target declares
-// it. Without an edge it does nothing.
-func (a *App) newEdge(ctx context.Context, cfg config.Config, now func() time.Time, reg prometheus.Registerer) error {
+// it. Without an edge it does nothing. The outbox schedules by the wall clock, not the
+// injected one by which notes expire: its times are about delivery.
+func (a *App) newEdge(ctx context.Context, cfg config.Config, reg prometheus.Registerer) error {
 	if len(cfg.EdgePurgeURLs) == 0 || a.db == nil {
 		return nil
 	}
@@ -38,11 +39,11 @@ func (a *App) newEdge(ctx context.Context, cfg config.Config, now func() time.Ti
 	if a.needs.Database < ReadWrite {
 		return nil
 	}
-	outbox := edge.NewOutbox(now)
+	outbox := edge.NewOutbox(time.Now)
 	a.notes.WithOutbox(outbox)
 	a.accounts.WithOutbox(outbox)
 	if slices.Contains(a.needs.Jobs, JobPurge) {
-		w := edge.NewWorker(a.db, keys, cfg.EdgePurgeURLs, edge.DefaultBounds, now, reg)
+		w := edge.NewWorker(a.db, keys, cfg.EdgePurgeURLs, edge.DefaultBounds, time.Now, reg)
 		a.jobs = append(a.jobs, purgeJob(w.Run))
 	}
 	return nil
