@@ -84,7 +84,9 @@ func TestEdgePurgesEveryChange(t *testing.T) {
 		_, author := surrogateKeys(t, s, "/api/notes/"+target)
 		note, _ := surrogateKeys(t, s, "/s/"+linker)
 		patch := func(id string, body map[string]any) func() {
-			return func() { s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + id, Token: acc.Token, JSON: body}).Expect(t, 200, "") }
+			return func() {
+				s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + id, Token: acc.Token, JSON: body}).Expect(t, 200, "")
+			}
 		}
 		time.Sleep(1500 * time.Millisecond) // The publishes' purges are sent twice and gone.
 		for _, c := range []struct {
