@@ -83,6 +83,10 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	}
 	now := p.now()
 	if e.NotFound || e.Expired(now) {
+		if p.edge != nil && e.Note != "" {
+			// The edge keeps a 404 briefly; a note made active again purges it at once.
+			c.Header("Surrogate-Key", p.edge.Keys.Note(e.Note))
+		}
 		r.NotFound(c)
 		return
 	}
