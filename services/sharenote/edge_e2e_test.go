@@ -60,16 +60,6 @@ func startOrigin(t *testing.T, replicas ...*testkit.Server) (*origin, string) {
 	return o, l.Addr().String()
 }
 
-// freeAddr returns a loopback address nothing listens on.
-func freeAddr(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // startVarnish runs varnishd on addr with the shipped VCL, its backend set to backend.
 func startVarnish(t *testing.T, bin, addr, backend string) {
 	vcl, err := os.ReadFile("../../deploy/varnish/sharenote.vcl")
@@ -153,7 +143,7 @@ func (r *relay) stop() {
 	}
 }
 
-// edgeGet reads path through the edge at base, from the local address from (nil: any).
+// edgeGet reads path through the edge at base.
 func edgeGet(t *testing.T, base, path string) (int, string, http.Header) {
 	t.Helper()
 	resp, err := http.Get(base + path)
@@ -171,7 +161,7 @@ func TestE2EEdgeVarnish(t *testing.T) {
 		t.Skip("varnishd not installed: apt-get install varnish varnish-modules")
 	}
 	b := testkit.PostgresBackend(t)
-	edgeAddr, purgeAddr := freeAddr(t), freeAddr(t)
+	edgeAddr, purgeAddr := testkit.FreeAddr(), testkit.FreeAddr()
 	opts := []testkit.Option{testkit.WithEnv("SHARE_EDGE_PURGE_URLS", "http://"+purgeAddr), testkit.WithClock(testkit.WallClock())}
 	one, two := start(t, b, opts...), start(t, b, opts...)
 	o, originAddr := startOrigin(t, one, two)
@@ -195,6 +185,8 @@ func TestE2EEdgeVarnish(t *testing.T) {
 
 	hot := publishJSON(t, one, acc.Token, map[string]any{"content": "hot one", "title": "Hot"})
 	t.Run("1,000 reads cost the origin one", func(t *testing.T) {
+		// A note with names purges its author's reads, itself included, twice: let that pass.
+		time.Sleep(1500 * time.Millisecond)
 		for range 1000 {
 			if s, _, _ := edgeGet(t, base, "/api/notes/"+hot); s != 200 {
 				t.Fatalf("status %d", s)
