@@ -107,8 +107,10 @@ func TestEdgePurgesEveryChange(t *testing.T) {
 		} {
 			start := time.Now()
 			c.change()
-			within(t, start, time.Second, c.name+" purged", func() bool { h, s, _ := fake.Sent(c.key, start); return len(h)+len(s) > 0 })
-			time.Sleep(1500 * time.Millisecond)
+			within(t, time.Now(), time.Second, c.name+" purged", func() bool { h, s, _ := fake.Sent(c.key, start); return len(h)+len(s) > 0 })
+			// The second send, after the change feed's second; and no third.
+			within(t, time.Now(), 2*time.Second, c.name+" purged again", func() bool { h, s, _ := fake.Sent(c.key, start); return len(h)+len(s) > 1 })
+			time.Sleep(300 * time.Millisecond)
 			hard, soft, all := fake.Sent(c.key, start)
 			sends := soft
 			if c.hard {
