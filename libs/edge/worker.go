@@ -1,6 +1,7 @@
 package edge
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,7 +90,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	// Whoever claimed the backlog decides on it: two workers never both purge everything.
-	everything := w.overflows(len(rows), time.UnixMilli(slices.MinFunc(rows, func(a, b row) int { return int(a.CreatedMS - b.CreatedMS) }).CreatedMS), now)
+	oldest = time.UnixMilli(slices.MinFunc(rows, func(a, b row) int { return cmp.Compare(a.CreatedMS, b.CreatedMS) }).CreatedMS)
+	everything := w.overflows(len(rows), oldest, now)
 	var reqs []http.Header
 	if everything {
 		reqs = []http.Header{{HeaderPurgeAll: {"true"}}}
