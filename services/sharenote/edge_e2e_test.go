@@ -3,11 +3,13 @@
 package sharenote_test
 
 // The edge end to end (`make e2e`): Varnish (Debian's varnish and varnish-modules) with
-// deploy/varnish/sharenote.vcl in front of two all-in-one replicas on Postgres and Redis,
-// behind a round-robin proxy that counts what reaches the origin.
+// deploy/varnish/sharenote.vcl in front of the split e2e's nginx ingress (when nginx is
+// installed), in front of a round-robin proxy that counts what reaches the origin, in front
+// of two all-in-one replicas on Postgres and Redis.
 
 import (
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -22,7 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/libs/testkit/ingress"
 )
 
 // origin is a round-robin proxy over the replicas that counts the requests per path.
@@ -165,6 +169,15 @@ func TestE2EEdgeVarnish(t *testing.T) {
 	opts := []testkit.Option{testkit.WithEnv("SHARE_EDGE_PURGE_URLS", "http://"+purgeAddr), testkit.WithClock(testkit.WallClock())}
 	one, two := start(t, b, opts...), start(t, b, opts...)
 	o, originAddr := startOrigin(t, one, two)
+	if nginx := ingress.NginxBinary(); nginx != "" {
+		ingressAddr := testkit.FreeAddr()
+		startNginx(t, nginx, ingressAddr, maps.Collect(func(yield func(string, string) bool) {
+			for _, target := range routes.Targets {
+				yield(target, originAddr)
+			}
+		}))
+		originAddr = ingressAddr
+	}
 	startVarnish(t, bin, edgeAddr, originAddr)
 	purges := &relay{addr: purgeAddr, to: edgeAddr}
 	purges.start(t)
