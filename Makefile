@@ -62,7 +62,7 @@ FUZZTIME ?= 10s
 fuzz: ## Fuzz the renderer for FUZZTIME per target: render time linear in the note (FuzzLinear), HTML within its cap.
 	@for f in FuzzLinear FuzzMarkdown; do (cd libs && go test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) ./render) || exit 1; done
 
-e2e: $(MINIO) ## The five services as separate processes behind nginx, end to end on Postgres, Redis and MinIO.
+e2e: $(MINIO) ## The five services as separate processes behind nginx, end to end on Postgres, Redis and MinIO; and Varnish with the shipped VCL in front of two replicas.
 	cd services/sharenote && go test -count=1 -tags e2e -run E2E -v .
 
 chaos: $(MINIO) ## Fault tests on throw-away Postgres and Redis: outages under load, slow bodies, big uploads, SIGTERM.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/edge"
 )
 
 var _ account.Storer = (*Store)(nil)
@@ -19,10 +20,15 @@ var _ account.Storer = (*Store)(nil)
 // Store implements account.Storer.
 type Store struct {
 	db *gorm.DB
+	// outbox takes the edge purges of settings changes, in their transactions; nil: no edge.
+	outbox *edge.Outbox
 }
 
 // New returns a Store on gdb.
 func New(gdb *gorm.DB) *Store { return &Store{db: gdb} }
+
+// WithOutbox makes s write the edge purges of settings changes to o in their transactions.
+func (s *Store) WithOutbox(o *edge.Outbox) *Store { s.outbox = o; return s }
 
 type accountRow struct {
 	CUID        string `gorm:"column:cuid;primaryKey"`
@@ -255,7 +261,7 @@ func (s *Store) ChangeSettings(ctx context.Context, accountCUID string, change f
 		}
 		p.Settings = st
 		out = p
-		return nil
+		return s.outbox.Write(tx, edge.Purge{Account: accountCUID})
 	})
 	if err != nil {
 		return account.Profile{}, db.Classify(err)

@@ -42,6 +42,7 @@ import (
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/logging"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/noteapi"
 	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/ratelimit"
 	"github.com/sharenote/sharenote/libs/readcache"
@@ -61,7 +62,9 @@ type Deps struct {
 	Notes    *note.Core
 	// Reads is the per-process cache of public reads, kept current by the change feed;
 	// nil unless a target needs the change feed.
-	Reads    *readcache.Cache
+	Reads *readcache.Cache
+	// Edge is what public reads tell the operator's edge; nil when none is configured.
+	Edge     *noteapi.Edge
 	Registry prometheus.Registerer
 	Tracer   trace.TracerProvider
 	// Now is the clock; tests inject one to expire tokens and notes without sleeping.
@@ -163,6 +166,9 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 	lim := a.newLimiters(cfg, now, log, reg)
 	var sessions authn.Verifier
 	a.deps, sessions = a.newDeps(cfg, log, reg, tp, now)
+	if err := a.newEdge(ctx, cfg, reg); err != nil {
+		return nil, err
+	}
 	if cfg.ReapInterval > 0 && slices.Contains(a.needs.Jobs, JobReap) {
 		a.jobs = append(a.jobs, reapJob(a.deps, a.notes, a.accounts))
 	}

@@ -79,6 +79,13 @@ type Config struct {
 	// 30 s, queues a burst of 50 uploads on 8 slots, and leaves half of the ingress's
 	// 60 s proxy timeout for the upload itself.
 	UploadWait time.Duration
+	// EdgePurgeURLs are the operator's edges (Varnish, a CDN's purge endpoint): set, public
+	// reads carry surrogate keys and Surrogate-Control, changes write the purge outbox, and
+	// the writing targets send its purges to each (libs/edge). Empty: no edge.
+	EdgePurgeURLs []string
+	// EdgeMaxAge is the longest an edge keeps a public read (Surrogate-Control), never past
+	// the note's expiry or that of a note it links to.
+	EdgeMaxAge time.Duration
 }
 
 // A Value is one setting as Load read it, for `sharenote config print` and `verify`.

@@ -51,6 +51,7 @@ func TestLoadDefaults(t *testing.T) {
 		CacheBytes:           64 << 20,
 		MaxUploads:           8,
 		UploadWait:           30 * time.Second,
+		EdgeMaxAge:           time.Hour,
 		Targets:              routes.Targets, // all
 	}
 	if got := load(t, nil); !reflect.DeepEqual(got, want) {
@@ -227,6 +228,10 @@ func TestLoadRejectsInvalidValues(t *testing.T) {
 		{"an upload cap of zero is rejected", "SHARE_MAX_UPLOADS", "0"},
 		{"an upload wait that is not a duration is rejected", "SHARE_UPLOAD_WAIT", "long"},
 		{"a negative upload wait is rejected", "SHARE_UPLOAD_WAIT", "-1s"},
+		{"an edge purge URL without a scheme is rejected", "SHARE_EDGE_PURGE_URLS", "http://varnish:6081,varnish:6081"},
+		{"an edge purge URL without a host is rejected", "SHARE_EDGE_PURGE_URLS", "http://"},
+		{"an edge lifetime under a second is rejected", "SHARE_EDGE_MAX_AGE", "500ms"},
+		{"an edge lifetime over a week is rejected", "SHARE_EDGE_MAX_AGE", "169h"},
 		{"an upload wait past the read timeout is rejected", "SHARE_UPLOAD_WAIT", "6m"},
 	}
 	for _, tc := range cases {

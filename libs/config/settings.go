@@ -187,6 +187,14 @@ var Variables = []Setting{
 			"Waiting requests are refused at once when shutdown begins, so that their clients retry on another replica",
 		parse: duration(func(c *Config) *time.Duration { return &c.UploadWait }, 0, 5*time.Minute, "a duration from 0 to 5m"),
 		show:  durationText(func(c *Config) *time.Duration { return &c.UploadWait })},
+	{Name: "SHARE_EDGE_PURGE_URLS", Key: "edge_purge_urls",
+		Meaning: "comma-separated `http://` URLs of the operator's edges (Varnish with `deploy/varnish/sharenote.vcl`); set, public reads carry `Surrogate-Key` (keyed hashes of the note and the author) and `Surrogate-Control`, every change that alters a public read is written to the purge outbox in its transaction, and the `publish` and `notes` targets send its `PURGE` requests to each edge (docs/deployment.md \"The edge\"); empty: no edge, none of that",
+		parse:   parseEdgeURLs,
+		show:    func(c Config) slog.Value { return slog.AnyValue(c.EdgePurgeURLs) }},
+	{Name: "SHARE_EDGE_MAX_AGE", Key: "edge_max_age", Default: "1h",
+		Meaning: "how long an edge keeps a public read (`Surrogate-Control: max-age`), 1s–7d; never past the note's `expires_at` or that of a note it links to or embeds. Browsers still get `Cache-Control` of at most 60 s",
+		parse:   duration(func(c *Config) *time.Duration { return &c.EdgeMaxAge }, time.Second, 7*24*time.Hour, "a duration from 1s to 7d"),
+		show:    durationText(func(c *Config) *time.Duration { return &c.EdgeMaxAge })},
 }
 
 // The functions below build the parse and show functions of the common kinds of setting;
@@ -265,6 +273,22 @@ func parseTrustedProxies(c *Config, name, v string) error {
 			continue
 		}
 		c.TrustedProxies = append(c.TrustedProxies, p)
+	}
+	return errors.Join(errList...)
+}
+
+// parseEdgeURLs reads a comma list of http(s) URLs, with one error per bad entry.
+func parseEdgeURLs(c *Config, name, v string) error {
+	var errList []error
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		if u, err := url.Parse(s); err != nil || !hasPrefix(s, "http://", "https://") || u.Host == "" {
+			errList = append(errList, fmt.Errorf("%s: %q is not an http:// or https:// URL", name, s))
+			continue
+		}
+		c.EdgePurgeURLs = append(c.EdgePurgeURLs, s)
 	}
 	return errors.Join(errList...)
 }

@@ -75,7 +75,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		}
 	}
 	c.notify(ctx, cuid)
-	if c.linksChange(old, p) {
+	if LinksChange(old, p, c.sameAnchors) {
 		c.notifyLinks(ctx, accountCUID)
 	}
 	return p, nil
@@ -127,22 +127,26 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 	return nil
 }
 
-// linksChange reports whether an update from old to p may change what links to either
+// LinksChange reports whether an update from old to p may change what links to either
 // lead to: the names links match, the anchors of the render, or, for a note that links
-// can name, its expiry (which makes it active or not). New content with the same anchors
-// changes no link: the pages that embed the note are dropped by its own change message
-// (Entry.Embeds in the read cache), so a note nobody embeds costs no message for its
-// author.
-func (c *Core) linksChange(old, p Publication) bool {
+// can name, its expiry (which makes it active or not). sameAnchors compares two renders'
+// outlines by the anchors links find in them (Renderer.SameAnchors), so that new content
+// with the same anchors changes no link: the pages that embed the note are dropped by its
+// own change message (Entry.Embeds in the read cache), and a note nobody embeds costs no
+// message for its author.
+func LinksChange(old, p Publication, sameAnchors func(a, b string) bool) bool {
 	was, is := old.Names(), p.Names()
-	expiry := !equalTimes(old.ExpiresAt, p.ExpiresAt) && (len(was) > 0 || len(is) > 0)
-	return !slices.Equal(was, is) || !c.sameAnchors(old.Outline, p.Outline) || expiry
+	expiry := ExpiryChange(old, p) && (len(was) > 0 || len(is) > 0)
+	return !slices.Equal(was, is) || old.Outline != p.Outline && !sameAnchors(old.Outline, p.Outline) || expiry
 }
 
 // sameAnchors reports whether two outlines give every link the same anchor.
 func (c *Core) sameAnchors(a, b string) bool {
-	return a == b || c.renderer != nil && c.renderer.SameAnchors(a, b)
+	return c.renderer != nil && c.renderer.SameAnchors(a, b)
 }
+
+// ExpiryChange reports whether an update from old to p changed its expiry.
+func ExpiryChange(old, p Publication) bool { return !equalTimes(old.ExpiresAt, p.ExpiresAt) }
 
 func equalTimes(a, b *time.Time) bool {
 	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)

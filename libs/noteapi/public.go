@@ -15,6 +15,7 @@ import (
 	"github.com/andybalholm/brotli"
 	"github.com/gin-gonic/gin"
 
+	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/readcache"
@@ -29,11 +30,13 @@ const MaxPublicAge = 60 * time.Second
 type Public struct {
 	cache *readcache.Cache
 	now   func() time.Time
+	edge  *Edge
 }
 
-// NewPublic returns the public reads over cache, reading time from now.
-func NewPublic(cache *readcache.Cache, now func() time.Time) *Public {
-	return &Public{cache: cache, now: now}
+// NewPublic returns the public reads over cache, reading time from now, with the headers
+// of edge (nil: no edge is configured).
+func NewPublic(cache *readcache.Cache, now func() time.Time, edge *Edge) *Public {
+	return &Public{cache: cache, now: now, edge: edge}
 }
 
 // Read is one public read.
@@ -68,7 +71,7 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	key := variant[:len(variant)-len(enc)]
 	e, ok := p.cache.Get(variant)
 	if !ok {
-		base, err := p.cache.Load(c.Request.Context(), key, r.Load)
+		base, err := p.cache.Load(c.Request.Context(), key, p.edge.load(r.Load))
 		if err != nil {
 			errs.Abort(c, err)
 			return
@@ -82,6 +85,10 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	}
 	now := p.now()
 	if e.NotFound || e.Expired(now) {
+		if p.edge != nil && e.Note != "" {
+			// The edge keeps a 404 briefly; a note made active again purges it at once.
+			c.Header("Surrogate-Key", p.edge.Keys.Note(e.Note))
+		}
 		r.NotFound(c)
 		return
 	}
@@ -90,6 +97,9 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	h := c.Writer.Header()
 	e.SetHeaders(h, false)
 	h["Cache-Control"] = cacheControl(e.MaxAge(now, MaxPublicAge))
+	if p.edge != nil {
+		h.Set("Surrogate-Control", p.edge.control(e, now))
+	}
 	if r.Compress {
 		h["Vary"] = varyEncoding
 	}
@@ -253,3 +263,49 @@ func LoadView(read func(ctx context.Context, cuid string) (note.View, error), cu
 
 // NotFoundJSON answers a public read of an API route for a publication that is not there.
 func NotFoundJSON(c *gin.Context) { errs.Abort(c, errs.NotFoundError()) }
+
+// Edge is what public reads tell an operator's edge (docs/deployment.md "The edge").
+type Edge struct {
+	// Keys make the Surrogate-Key header, from the entry's note and owner.
+	Keys *edge.Keys
+	// MaxAge is the edge's lifetime of a read (Surrogate-Control), cut to the entry's
+	// expiry and going stale.
+	MaxAge time.Duration
+}
+
+// edgeGrace is how long an edge may serve a read past its lifetime while it fetches the
+// new one (stale-while-revalidate), or after a soft purge; a read whose lifetime an
+// expiry cut gets none, so that an expired note is never served.
+const edgeGrace = 30 * time.Second
+
+// load wraps a Read's Load so that the entries it builds carry their Surrogate-Key.
+func (d *Edge) load(load func(context.Context, *readcache.Entry) (*readcache.Entry, error)) func(context.Context, *readcache.Entry) (*readcache.Entry, error) {
+	if d == nil {
+		return load
+	}
+	return func(ctx context.Context, stale *readcache.Entry) (*readcache.Entry, error) {
+		e, err := load(ctx, stale)
+		if err != nil || e.NotFound {
+			return e, err
+		}
+		// The entry may share its Header with stale's: a new slice, never an append.
+		hdr := make([][2]string, 0, len(e.Header)+1)
+		for _, kv := range e.Header {
+			if kv[0] != "Surrogate-Key" {
+				hdr = append(hdr, kv)
+			}
+		}
+		e.Header = append(hdr, [2]string{"Surrogate-Key", d.Keys.Header(e.Note, e.Owner)})
+		return e, nil
+	}
+}
+
+// control is the Surrogate-Control of e at now: max-age up to MaxAge and never past
+// expiry, and a grace only when no expiry cut it.
+func (d *Edge) control(e *readcache.Entry, now time.Time) string {
+	age := e.MaxAge(now, d.MaxAge+edgeGrace)
+	if age < d.MaxAge+edgeGrace {
+		return "max-age=" + strconv.Itoa(int(min(age, d.MaxAge)/time.Second))
+	}
+	return "max-age=" + strconv.Itoa(int(d.MaxAge/time.Second)) + ", stale-while-revalidate=" + strconv.Itoa(int(edgeGrace/time.Second))
+}

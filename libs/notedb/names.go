@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
 	"gorm.io/gorm"
 )
@@ -159,6 +160,9 @@ func (s *Store) IndexNames(ctx context.Context, limit int) ([]string, error) {
 				return err
 			}
 			accounts = append(accounts, r.AccountCUID)
+			if err := s.outbox.Write(tx, edge.Purge{Account: r.AccountCUID}); err != nil {
+				return err
+			}
 		}
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
 	"gorm.io/gorm"
 )
@@ -15,7 +16,10 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 		return err
 	}
 	row.NextVersion = 1
-	if len(images) == 0 && p.Path == nil && len(p.Names()) == 0 {
+	// A new note's reads were cached nowhere: only the pages its names may be linked
+	// from are purged.
+	links := len(p.Names()) > 0
+	if len(images) == 0 && p.Path == nil && !links {
 		// One statement is atomic by itself: no transaction, two round trips fewer.
 		return db.Classify(s.db.WithContext(ctx).Create(&row).Error)
 	}
@@ -31,8 +35,16 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 		if err := tx.Create(&row).Error; err != nil {
 			return err
 		}
-		if err := insertNames(tx, p); err != nil || len(images) == 0 {
+		if err := insertNames(tx, p); err != nil {
 			return err
+		}
+		if links {
+			if err := s.outbox.Write(tx, edge.Purge{Account: p.AccountCUID}); err != nil {
+				return err
+			}
+		}
+		if len(images) == 0 {
+			return nil
 		}
 		return insertImages(tx, images)
 	}))

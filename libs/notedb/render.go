@@ -6,19 +6,31 @@ import (
 
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/note"
+	"gorm.io/gorm"
 )
 
-// SaveRender implements note.Storer.
+// SaveRender implements note.Storer. A new render is purged from the edge with the
+// pages of the author when the note has names (the anchors of links into it may have
+// moved).
 func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string) error {
 	row, err := toRow(p)
 	if err != nil {
 		return err
 	}
-	err = s.db.WithContext(ctx).Model(&publicationRow{}).
-		Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
-		Updates(map[string]any{"html": row.HTML, "render_version": row.RenderVersion, "render_id": row.RenderID, "render_links": row.RenderLinks, "render_outline": row.RenderOutline,
-			"render_tries": row.RenderTries, "render_misses": row.RenderMisses, "render_retry_ms": row.RenderRetryMS}).Error
-	return db.Classify(err)
+	save := func(tx *gorm.DB) error {
+		res := tx.Model(&publicationRow{}).
+			Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
+			Updates(map[string]any{"html": row.HTML, "render_version": row.RenderVersion, "render_id": row.RenderID, "render_links": row.RenderLinks, "render_outline": row.RenderOutline,
+				"render_tries": row.RenderTries, "render_misses": row.RenderMisses, "render_retry_ms": row.RenderRetryMS})
+		if res.Error != nil || res.RowsAffected == 0 || p.RenderID == prev {
+			return res.Error
+		}
+		return s.outbox.Write(tx, linkPurges(p.AccountCUID, p.CUID, false, len(p.Names()) > 0)...)
+	}
+	if !s.outbox.On() {
+		return db.Classify(save(s.db.WithContext(ctx)))
+	}
+	return db.Classify(s.db.WithContext(ctx).Transaction(save))
 }
 
 // ClaimRenders implements note.Storer. One statement claims: on Postgres, a second

@@ -77,7 +77,10 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 			}
 		}
 		out = p
-		return nil
+		// Outlines are the renderer's, opaque here: any change of one counts, which purges
+		// the author's pages at the edge more often than links need, never less.
+		changed := note.LinksChange(old, p, func(a, b string) bool { return false })
+		return s.outbox.Write(tx, linkPurges(accountCUID, cuid, note.ExpiryChange(old, p), changed)...)
 	})
 	return out, db.Classify(err)
 }
@@ -107,7 +110,11 @@ func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now tim
 		if res.RowsAffected == 0 {
 			return note.ErrNotFound
 		}
-		if err := tx.Where("publication_cuid = ?", cuid).Delete(&nameRow{}).Error; err != nil {
+		names := tx.Where("publication_cuid = ?", cuid).Delete(&nameRow{})
+		if names.Error != nil {
+			return names.Error
+		}
+		if err := s.outbox.Write(tx, linkPurges(accountCUID, cuid, true, names.RowsAffected > 0)...); err != nil {
 			return err
 		}
 		var released struct{ Bytes, Images int64 }

@@ -191,7 +191,14 @@ func NewRedisPrefix(t *testing.T) string {
 type Clock struct {
 	mu  sync.Mutex
 	now time.Time
+	// wall makes Now the wall clock plus offset, what Advance added (WallClock).
+	wall   bool
+	offset time.Duration
 }
+
+// WallClock returns a clock that runs with the wall clock: for tests whose processes
+// expire notes as the time passes, as another process (an edge) sees it pass.
+func WallClock() *Clock { return &Clock{wall: true} }
 
 // NewClock returns a clock at the current time.
 func NewClock() *Clock { return ClockAt(time.Now().UTC()) }
@@ -203,6 +210,9 @@ func ClockAt(t time.Time) *Clock { return &Clock{now: t} }
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.wall {
+		return time.Now().Add(c.offset)
+	}
 	return c.now
 }
 
@@ -210,6 +220,7 @@ func (c *Clock) Now() time.Time {
 func (c *Clock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.offset += d
 	c.now = c.now.Add(d)
 }
 

@@ -21,9 +21,9 @@ type api struct {
 	public *noteapi.Public
 }
 
-// newAPI returns the API; reads are answered from reads.
-func newAPI(notes *note.Core, reads *readcache.Cache) *api {
-	return &api{notes: notes, public: noteapi.NewPublic(reads, notes.Clock)}
+// newAPI returns the API; reads are answered by public.
+func newAPI(notes *note.Core, public *noteapi.Public) *api {
+	return &api{notes: notes, public: public}
 }
 
 // handlers attaches the handlers of the target to its routes; a route added to the

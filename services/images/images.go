@@ -12,6 +12,6 @@ var Target = app.Target{Name: routes.Images, New: newParts,
 
 // newParts builds the parts of the images target.
 func newParts(d app.Deps) (app.Parts, error) {
-	a := newAPI(d.Notes, d.Reads)
+	a := newAPI(d.Notes, d.Public())
 	return app.Parts{Handlers: a.handlers()}, nil
 }

@@ -17,11 +17,11 @@ import (
 // Target is the notes target.
 var Target = app.Target{Name: routes.Notes, New: newParts,
 	Needs: app.Needs{Database: app.ReadWrite, Redis: true, ObjectStore: true, Renderer: true, ChangeFeed: true,
-		Jobs: []string{app.JobReap}}}
+		Jobs: []string{app.JobReap, app.JobPurge}}}
 
 // newParts builds the parts of the notes target.
 func newParts(d app.Deps) (app.Parts, error) {
-	a := newAPI(d.Notes, d.Settings, d.Reads, d.Registry, d.Log)
+	a := newAPI(d.Notes, d.Settings, d.Public(), d.Registry, d.Log)
 	return app.Parts{Handlers: a.handlers()}, nil
 }
 

@@ -16,7 +16,6 @@ import (
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
-	"github.com/sharenote/sharenote/libs/readcache"
 	"github.com/sharenote/sharenote/libs/wire"
 )
 
@@ -29,10 +28,10 @@ type api struct {
 	log      *slog.Logger
 }
 
-// newAPI returns the API; public reads are answered from reads, and its page counter
+// newAPI returns the API; public reads are answered by public, and its page counter
 // registers on reg.
-func newAPI(notes *note.Core, settings *account.SettingsCore, reads *readcache.Cache, reg prometheus.Registerer, log *slog.Logger) *api {
-	a := &api{notes: notes, settings: settings, public: noteapi.NewPublic(reads, notes.Clock), log: log,
+func newAPI(notes *note.Core, settings *account.SettingsCore, public *noteapi.Public, reg prometheus.Registerer, log *slog.Logger) *api {
+	a := &api{notes: notes, settings: settings, public: public, log: log,
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_page_renders_total", Help: "Note pages built around their stored HTML; cached reads are not counted."})}
 	reg.MustRegister(a.renders)

@@ -30,13 +30,13 @@ type api struct {
 	renders  prometheus.Counter
 }
 
-// newAPI returns the API with its metrics registered on reg; reads are answered from reads.
-func newAPI(notes *note.Core, reads *readcache.Cache, reg prometheus.Registerer) (*api, error) {
+// newAPI returns the API with its metrics registered on reg; reads are answered by public.
+func newAPI(notes *note.Core, public *noteapi.Public, reg prometheus.Registerer) (*api, error) {
 	r, err := ogcard.NewRenderer()
 	if err != nil {
 		return nil, err
 	}
-	a := &api{notes: notes, renderer: r, public: noteapi.NewPublic(reads, notes.Clock),
+	a := &api{notes: notes, renderer: r, public: public,
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_og_renders_total",
 			Help: "PNG previews drawn; cached reads are not counted.",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/noteapi"
 	"github.com/sharenote/sharenote/libs/readcache"
 )
 
@@ -36,7 +37,7 @@ func BenchmarkCachedRequest(b *testing.B) {
 		Text: note.Text{Title: &title, Summary: &summary}, UpdatedAt: time.Now()}
 	reg := prometheus.NewRegistry()
 	reads := readcache.New(64<<20, func(time.Time) bool { return true }, time.Now, reg)
-	api, err := newAPI(note.NewCore(notes{p: p}, note.Config{Now: time.Now, PublicURL: "http://x"}), reads, reg)
+	api, err := newAPI(note.NewCore(notes{p: p}, note.Config{Now: time.Now, PublicURL: "http://x"}), noteapi.NewPublic(reads, time.Now, nil), reg)
 	if err != nil {
 		b.Fatal(err)
 	}

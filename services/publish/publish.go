@@ -12,7 +12,7 @@ import (
 // Target is the publish target.
 var Target = app.Target{Name: routes.Publish, New: newParts,
 	Needs: app.Needs{Database: app.ReadWrite, Redis: true, ObjectStore: true, Renderer: true, ChangeFeed: true,
-		Jobs: []string{app.JobRender, app.JobNames}}}
+		Jobs: []string{app.JobRender, app.JobNames, app.JobPurge}}}
 
 // renderEvery is how often the publish target looks for renders to redo in the
 // background (temporary ones, and those of an older renderer).

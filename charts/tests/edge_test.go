@@ -1,0 +1,27 @@
+package tests
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestEdgeValuesSetTheEdgeVariables: edge.purgeURLs and edge.maxAge become
+// SHARE_EDGE_PURGE_URLS and SHARE_EDGE_MAX_AGE; unset, neither is in the ConfigMap.
+func TestEdgeValuesSetTheEdgeVariables(t *testing.T) {
+	r := render(t, renderCase{name: "edge", file: "values.yaml", set: map[string]any{
+		"edge.purgeURLs": []any{"http://varnish-a:6081", "http://varnish-b:6081"}, "edge.maxAge": "2h"}})
+	cm := one[corev1.ConfigMap](t, r, releaseName)
+	if got := cm.Data["SHARE_EDGE_PURGE_URLS"]; got != "http://varnish-a:6081,http://varnish-b:6081" {
+		t.Errorf("SHARE_EDGE_PURGE_URLS = %q", got)
+	}
+	if got := cm.Data["SHARE_EDGE_MAX_AGE"]; got != "2h" {
+		t.Errorf("SHARE_EDGE_MAX_AGE = %q", got)
+	}
+	cm = one[corev1.ConfigMap](t, render(t, renderCase{name: "default", file: "values.yaml"}), releaseName)
+	for _, k := range []string{"SHARE_EDGE_PURGE_URLS", "SHARE_EDGE_MAX_AGE"} {
+		if v, ok := cm.Data[k]; ok {
+			t.Errorf("without an edge the ConfigMap sets %s=%q", k, v)
+		}
+	}
+}

@@ -1,0 +1,64 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/sharenote/sharenote/libs/config"
+	"github.com/sharenote/sharenote/libs/edge"
+	"github.com/sharenote/sharenote/libs/noteapi"
+)
+
+// purgeEvery is how often the purge job looks at the outbox: a purge reaches the edges
+// within about this long of its commit, and an edge that comes back within it.
+const purgeEvery = 200 * time.Millisecond
+
+// purgeLogEvery is how often the purge job logs that it still fails (an edge outage).
+const purgeLogEvery = 10 * time.Second
+
+// Public returns the public reads of a target: from the cache of public reads, with the
+// edge's headers when an edge is configured.
+func (d Deps) Public() *noteapi.Public { return noteapi.NewPublic(d.Reads, d.Notes.Clock, d.Edge) }
+
+// newEdge, when SHARE_EDGE_PURGE_URLS names edges, gives public reads their edge headers,
+// makes the stores write the purge outbox, and adds the purge job when a target declares
+// it. Without an edge it does nothing. The outbox schedules by the wall clock, not the
+// injected one by which notes expire: its times are about delivery.
+func (a *App) newEdge(ctx context.Context, cfg config.Config, reg prometheus.Registerer) error {
+	if len(cfg.EdgePurgeURLs) == 0 || a.db == nil {
+		return nil
+	}
+	keys, err := edge.LoadKeys(ctx, a.db)
+	if err != nil {
+		return err
+	}
+	a.deps.Edge = &noteapi.Edge{Keys: keys, MaxAge: cfg.EdgeMaxAge}
+	if a.needs.Database < ReadWrite {
+		return nil
+	}
+	outbox := edge.NewOutbox(time.Now)
+	a.notes.WithOutbox(outbox)
+	a.accounts.WithOutbox(outbox)
+	if slices.Contains(a.needs.Jobs, JobPurge) {
+		w := edge.NewWorker(a.db, keys, cfg.EdgePurgeURLs, edge.DefaultBounds, time.Now, reg)
+		a.jobs = append(a.jobs, purgeJob(w.Run))
+	}
+	return nil
+}
+
+// purgeJob is the job that runs the purge worker's run, returning its failures to be
+// logged at most once every purgeLogEvery (an edge outage fails every run).
+func purgeJob(run func(context.Context) error) Job {
+	var logged time.Time
+	return Job{Name: JobPurge, Every: purgeEvery, Run: func(ctx context.Context) error {
+		err := run(ctx)
+		if err == nil || time.Since(logged) < purgeLogEvery {
+			return nil
+		}
+		logged = time.Now()
+		return err
+	}}
+}

@@ -1,0 +1,208 @@
+package edge_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"gorm.io/gorm"
+
+	"github.com/sharenote/sharenote/libs/edge"
+	"github.com/sharenote/sharenote/libs/testkit"
+)
+
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// eachDB runs fn on a fresh migrated Postgres database and on a fresh SQLite file.
+func eachDB(t *testing.T, fn func(t *testing.T, gdb *gorm.DB)) {
+	t.Run("postgres", func(t *testing.T) {
+		fn(t, testkit.OpenDB(t, testkit.Backend{DatabaseURL: testkit.NewPostgresDB(t)}))
+	})
+	t.Run("sqlite", func(t *testing.T) { fn(t, testkit.OpenDB(t, testkit.SQLiteBackend(t))) })
+}
+
+// testBounds are small bounds; the resend is an hour unless a test wants it.
+var testBounds = edge.Bounds{Batch: 100, MaxBacklog: 1000, OutageBound: time.Hour, Resend: time.Hour,
+	Retry: 10 * time.Millisecond, Timeout: 2 * time.Second, Lease: 10 * time.Second, MaxKeys: 50}
+
+func newWorker(t *testing.T, gdb *gorm.DB, url string, b edge.Bounds) (*edge.Worker, *edge.Keys) {
+	t.Helper()
+	keys, err := edge.LoadKeys(context.Background(), gdb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return edge.NewWorker(gdb, keys, []string{url}, b, time.Now, prometheus.NewRegistry()), keys
+}
+
+func write(t *testing.T, gdb *gorm.DB, purges ...edge.Purge) {
+	t.Helper()
+	if err := gdb.Transaction(func(tx *gorm.DB) error { return edge.NewOutbox(time.Now).Write(tx, purges...) }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func outboxRows(t *testing.T, gdb *gorm.DB) int64 {
+	t.Helper()
+	var n int64
+	if err := gdb.Table("edge_purges").Count(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// unsent counts the rows not sent yet.
+func unsent(t *testing.T, gdb *gorm.DB) int64 {
+	t.Helper()
+	var n int64
+	if err := gdb.Table("edge_purges").Where("sends = 0").Count(&n).Error; err != nil {
+		t.Error(err)
+		return 0
+	}
+	return n
+}
+
+func run(t *testing.T, w *edge.Worker) {
+	t.Helper()
+	if err := w.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWorkerCoalescesPerAuthor: an author-wide purge covers the author's soft note
+// purges; hard purges stay hard; each row is sent twice (the second after Resend) and then
+// deleted.
+func TestWorkerCoalescesPerAuthor(t *testing.T) {
+	eachDB(t, func(t *testing.T, gdb *gorm.DB) {
+		fake := testkit.StartFakeEdge(t)
+		b := testBounds
+		b.Resend = 50 * time.Millisecond
+		w, keys := newWorker(t, gdb, fake.URL, b)
+		write(t, gdb, edge.Purge{Account: "A", Note: "n1"}, edge.Purge{Account: "A", Note: "n2"}, edge.Purge{Account: "A"},
+			edge.Purge{Account: "A", Note: "n3", Hard: true}, edge.Purge{Account: "B", Note: "m1", Hard: true}, edge.Purge{Account: "B", Note: "m2"})
+		run(t, w)
+		wantHard := []string{keys.Note("m1"), keys.Note("n3")}
+		wantSoft := []string{keys.Account("A"), keys.Note("m2")}
+		slices.Sort(wantHard)
+		slices.Sort(wantSoft)
+		check := func(round int) {
+			p := fake.Purges()
+			if len(p) != 2*round {
+				t.Fatalf("round %d: %d requests, want 2: %+v", round, len(p), p)
+			}
+			hard, soft := p[2*round-2], p[2*round-1]
+			if !slices.Equal(hard.Hard, wantHard) || len(hard.Soft) != 0 || !slices.Equal(soft.Soft, wantSoft) || len(soft.Hard) != 0 {
+				t.Errorf("round %d: sent %+v and %+v, want hard %v then soft %v", round, hard, soft, wantHard, wantSoft)
+			}
+		}
+		check(1)
+		run(t, w) // Not due again yet.
+		check(1)
+		time.Sleep(60 * time.Millisecond)
+		run(t, w)
+		check(2)
+		if n := outboxRows(t, gdb); n != 0 {
+			t.Errorf("%d rows left after the second send, want 0", n)
+		}
+	})
+}
+
+// TestWorkerRetriesThroughAnOutage: a purge the edge does not take stays in the outbox
+// and is sent once the edge is back.
+func TestWorkerRetriesThroughAnOutage(t *testing.T) {
+	eachDB(t, func(t *testing.T, gdb *gorm.DB) {
+		fake := testkit.StartFakeEdge(t)
+		w, keys := newWorker(t, gdb, fake.URL, testBounds)
+		fake.Stop()
+		write(t, gdb, edge.Purge{Account: "A", Note: "n1", Hard: true})
+		if err := w.Run(context.Background()); err == nil {
+			t.Fatal("Run with the edge down: no error")
+		}
+		fake.Start(t)
+		time.Sleep(20 * time.Millisecond)
+		run(t, w)
+		if hard, _, _ := fake.Sent(keys.Note("n1"), time.Time{}); len(hard) != 1 {
+			t.Errorf("after the outage, the hard purge was sent %d times, want 1", len(hard))
+		}
+	})
+}
+
+// TestWorkerPurgesEverythingOnceOverTheBound: a backlog past MaxBacklog, or a row older
+// than OutageBound, is one purge of everything, by one of two workers.
+func TestWorkerPurgesEverythingOnceOverTheBound(t *testing.T) {
+	eachDB(t, func(t *testing.T, gdb *gorm.DB) {
+		for _, tc := range []struct {
+			name string
+			rows int
+			b    func(*edge.Bounds)
+		}{
+			{"backlog", 30, func(b *edge.Bounds) { b.MaxBacklog = 20 }},
+			{"outage", 3, func(b *edge.Bounds) { b.OutageBound = 50 * time.Millisecond }},
+		} {
+			fake := testkit.StartFakeEdge(t)
+			b := testBounds
+			tc.b(&b)
+			w1, _ := newWorker(t, gdb, fake.URL, b)
+			w2, _ := newWorker(t, gdb, fake.URL, b)
+			for i := range tc.rows {
+				write(t, gdb, edge.Purge{Account: "A", Note: fmt.Sprint("n", i)})
+			}
+			time.Sleep(60 * time.Millisecond)
+			var wg sync.WaitGroup
+			for _, w := range []*edge.Worker{w1, w2} {
+				wg.Go(func() { _ = w.Run(context.Background()) })
+			}
+			wg.Wait()
+			p := fake.Purges()
+			if len(p) != 1 || !p[0].All {
+				t.Errorf("%s: sent %+v, want one purge of everything", tc.name, p)
+			}
+			if n := outboxRows(t, gdb); n != 0 {
+				t.Errorf("%s: %d rows left, want 0", tc.name, n)
+			}
+		}
+	})
+}
+
+// TestWorkersNeverSendARowTwiceAtOnce: two workers draining one outbox through a slow
+// edge send every row exactly once (the resend is an hour away).
+func TestWorkersNeverSendARowTwiceAtOnce(t *testing.T) {
+	eachDB(t, func(t *testing.T, gdb *gorm.DB) {
+		fake := testkit.StartFakeEdge(t)
+		fake.Delay = 5 * time.Millisecond
+		b := testBounds
+		b.Batch, b.MaxKeys = 7, 3
+		const n = 300
+		var purges []edge.Purge
+		for i := range n {
+			purges = append(purges, edge.Purge{Account: fmt.Sprint("a", i%10), Note: fmt.Sprint("n", i)})
+		}
+		write(t, gdb, purges...)
+		var wg sync.WaitGroup
+		var keys *edge.Keys
+		for range 2 {
+			w, k := newWorker(t, gdb, fake.URL, b)
+			keys = k
+			wg.Go(func() {
+				for unsent(t, gdb) > 0 && t.Context().Err() == nil {
+					_ = w.Run(context.Background())
+				}
+			})
+		}
+		wg.Wait()
+		count := map[string]int{}
+		for _, p := range fake.Purges() {
+			for _, k := range p.Soft {
+				count[k]++
+			}
+		}
+		for _, p := range purges {
+			if c := count[keys.Note(p.Note)]; c != 1 {
+				t.Errorf("note %s purged %d times, want 1", p.Note, c)
+			}
+		}
+	})
+}

@@ -1,0 +1,198 @@
+package edge
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"gorm.io/gorm"
+)
+
+// The purge requests: PURGE / to each edge, with the keys to drop at once in
+// HeaderPurge or those to mark stale in HeaderSoftPurge (Varnish's xkey), or with
+// HeaderPurgeAll for everything.
+const (
+	HeaderPurge     = "xkey-purge"
+	HeaderSoftPurge = "xkey-softpurge"
+	HeaderPurgeAll  = "Purge-All"
+)
+
+// Bounds of the worker; the defaults suit production, tests lower them.
+type Bounds struct {
+	// Batch is how many rows one Run takes (at most one Run per job tick: the rate bound).
+	Batch int
+	// MaxBacklog due rows, or a due row older than OutageBound, are replaced by one purge
+	// of everything.
+	MaxBacklog  int
+	OutageBound time.Duration
+	// Resend is how long after its first send a row is sent again: past the change
+	// feed's second, when no replica serves the state before the change any more.
+	Resend time.Duration
+	// Retry is how soon rows whose send failed are due again.
+	Retry time.Duration
+	// Timeout bounds the requests of one Run; Lease, longer, is how long a claim keeps
+	// rows from other workers.
+	Timeout, Lease time.Duration
+	// MaxKeys is how many keys one request carries.
+	MaxKeys int
+}
+
+// DefaultBounds are the production bounds.
+var DefaultBounds = Bounds{Batch: 2000, MaxBacklog: 20_000, OutageBound: time.Minute, Resend: 1100 * time.Millisecond,
+	Retry: 200 * time.Millisecond, Timeout: 3 * time.Second, Lease: 15 * time.Second, MaxKeys: 200}
+
+// Worker drains the outbox to the edges.
+type Worker struct {
+	db     *gorm.DB
+	keys   *Keys
+	urls   []string
+	bounds Bounds
+	now    func() time.Time
+	client *http.Client
+
+	requests, errs, everything prometheus.Counter
+}
+
+// NewWorker returns the worker sending the outbox of gdb to urls, with its metrics
+// registered on reg.
+func NewWorker(gdb *gorm.DB, keys *Keys, urls []string, b Bounds, now func() time.Time, reg prometheus.Registerer) *Worker {
+	c := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_edge_" + name, Help: help})
+	}
+	w := &Worker{db: gdb, keys: keys, urls: urls, bounds: b, now: now, client: &http.Client{},
+		requests:   c("purge_requests_total", "PURGE requests the edges accepted."),
+		errs:       c("purge_errors_total", "Rounds of purges that an edge refused or did not answer; their rows are sent again."),
+		everything: c("purge_everything_total", "Times the outbox's backlog or an edge outage passed its bound, so that everything was purged once instead.")}
+	reg.MustRegister(w.requests, w.errs, w.everything)
+	return w
+}
+
+// Run sends the due purges once: everything, when the backlog passed its bounds, else
+// up to Batch rows, coalesced per author.
+func (w *Worker) Run(ctx context.Context) error {
+	now := w.now()
+	n, oldest, err := backlog(ctx, w.db, now)
+	if err != nil || n == 0 {
+		return err
+	}
+	limit := w.bounds.Batch
+	if w.overflows(n, oldest, now) {
+		limit = all
+	}
+	rows, err := claim(ctx, w.db, now, now.Add(w.bounds.Lease), limit)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	// Whoever claimed the backlog decides on it: two workers never both purge everything.
+	oldest = time.UnixMilli(slices.MinFunc(rows, func(a, b row) int { return cmp.Compare(a.CreatedMS, b.CreatedMS) }).CreatedMS)
+	everything := w.overflows(len(rows), oldest, now)
+	var reqs []http.Header
+	if everything {
+		reqs = []http.Header{{HeaderPurgeAll: {"true"}}}
+	} else {
+		reqs = w.requestsFor(rows)
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, w.bounds.Timeout)
+	defer cancel()
+	if err := w.send(sendCtx, reqs); err != nil {
+		w.errs.Inc()
+		return errors.Join(err, retry(context.WithoutCancel(ctx), w.db, rows, w.now().Add(w.bounds.Retry)))
+	}
+	if everything {
+		w.everything.Inc()
+	}
+	return sent(context.WithoutCancel(ctx), w.db, rows, w.now().Add(w.bounds.Resend), everything)
+}
+
+// overflows reports whether n due rows, the oldest written at oldest, pass the bounds.
+func (w *Worker) overflows(n int, oldest, now time.Time) bool {
+	return n > w.bounds.MaxBacklog || now.Sub(oldest) > w.bounds.OutageBound
+}
+
+// requestsFor coalesces rows per author into the headers of the requests to send: an
+// author-wide row covers the author's soft note purges; hard purges stay hard.
+func (w *Worker) requestsFor(rows []row) []http.Header {
+	type author struct {
+		wide, wideHard bool
+		soft, hard     []string
+	}
+	authors := map[string]*author{}
+	for _, r := range rows {
+		a := authors[r.AccountCUID]
+		if a == nil {
+			a = &author{}
+			authors[r.AccountCUID] = a
+		}
+		switch {
+		case r.NoteCUID == "":
+			a.wide, a.wideHard = true, a.wideHard || r.Hard
+		case r.Hard:
+			a.hard = append(a.hard, w.keys.Note(r.NoteCUID))
+		default:
+			a.soft = append(a.soft, w.keys.Note(r.NoteCUID))
+		}
+	}
+	var soft, hard []string
+	for cuid, a := range authors {
+		switch {
+		case a.wideHard:
+			hard = append(hard, w.keys.Account(cuid))
+		case a.wide:
+			soft = append(soft, w.keys.Account(cuid))
+		default:
+			soft = append(soft, a.soft...)
+		}
+		hard = append(hard, a.hard...)
+	}
+	return append(w.headers(HeaderPurge, hard), w.headers(HeaderSoftPurge, soft)...)
+}
+
+// headers are the requests that carry keys in header name, MaxKeys each.
+func (w *Worker) headers(name string, keys []string) []http.Header {
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	var out []http.Header
+	for len(keys) > 0 {
+		n := min(len(keys), w.bounds.MaxKeys)
+		out = append(out, http.Header{name: {strings.Join(keys[:n], " ")}})
+		keys = keys[n:]
+	}
+	return out
+}
+
+// send sends every request to every edge; an error when any of them failed.
+func (w *Worker) send(ctx context.Context, reqs []http.Header) error {
+	for _, u := range w.urls {
+		for _, h := range reqs {
+			if err := w.purge(ctx, u, h); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// purge sends one PURGE request to the edge at u.
+func (w *Worker) purge(ctx context.Context, u string, h http.Header) error {
+	req, err := http.NewRequestWithContext(ctx, "PURGE", strings.TrimSuffix(u, "/")+"/", nil)
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", u, err)
+	}
+	req.Header = h
+	resp, err := w.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("purge %s: %w", u, err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("purge %s: %s", u, resp.Status)
+	}
+	w.requests.Inc()
+	return nil
+}
