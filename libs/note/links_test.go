@@ -221,3 +221,21 @@ func TestMatchKeyFoldsAndNormalises(t *testing.T) {
 		}
 	}
 }
+
+// A publish inserts its note while its links are looked up: a link to the note's own name
+// is unknown at its publish whichever ends first, as it was when the lookup came first.
+func TestALinkToItselfIsUnknownAtPublish(t *testing.T) {
+	for range 20 {
+		h := newHarness(t, 0)
+		p := h.publish(t, "Me", "A link to [[Me]] and to [[Nobody]].")
+		var refs []string
+		for _, w := range p.Warnings {
+			if w.Code == note.WarnUnknownNoteLink {
+				refs = append(refs, w.Ref)
+			}
+		}
+		if !slices.Equal(refs, []string{"Me", "Nobody"}) {
+			t.Fatalf("unknown_note_link warnings for %v, want Me and Nobody", refs)
+		}
+	}
+}

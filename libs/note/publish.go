@@ -57,13 +57,17 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 	if err := checkSize(&p); err != nil {
 		return Publication{}, err
 	}
-	if err := c.render(ctx, &p, &written, c.store.ResolveNames, causePublish); err != nil {
+	look := c.lookUp(ctx, &p, c.store.ResolveNames)
+	defer look.close()
+	if err := c.render(ctx, &p, &written, look, causePublish); err != nil {
 		return Publication{}, err
 	}
 	p.ETag = newETag()
+	// The links are still being looked up: the insert does not wait for them.
 	if err := c.store.Create(ctx, p, images, reservation); err != nil {
 		return Publication{}, fmt.Errorf("publish: %w", err)
 	}
+	c.warnLinks(ctx, &p, look)
 	if d.Upload != nil {
 		d.Upload.done = true
 	}
@@ -73,6 +77,19 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 		c.notifyLinks(ctx, accountCUID)
 	}
 	return p, nil
+}
+
+// warnLinks warns of p's links that lead nowhere, as look finds them, and of its embeds'
+// headings and blocks that do not exist. p is stored by then: a lookup that fails costs
+// the warnings, not the publish, and is logged.
+func (c *Core) warnLinks(ctx context.Context, p *Publication, look *linkLookup) {
+	err := c.warnUnknownLinks(p, look)
+	if err == nil {
+		err = c.warnMissingParts(ctx, p)
+	}
+	if err != nil {
+		c.log.WarnContext(ctx, "publish: the links could not be checked", "cuid", p.CUID, "err", err)
+	}
 }
 
 // setContent parses content's frontmatter into p: the body without it, the properties

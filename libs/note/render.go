@@ -43,12 +43,13 @@ const (
 )
 
 // render renders p's content into p's HTML, RenderVersion, RenderID, Links and render
-// tries, and turns the blocks shown as plain text, the files that w (the content as
-// written; nil in the background) names and the page cannot show, and the links that
-// lead nowhere (found through resolve) into warnings. A render shown whole as text for a reason that may pass
-// is stored for now only (RenderVersion 0), unless the note missed its own time bound
-// before: then the text is its render.
-func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve ResolveNames, cause string) error {
+// tries, and turns the blocks shown as plain text and the files that w (the content as
+// written; nil in the background) names and the page cannot show into warnings. look,
+// when not nil, is started by the render's parse: the caller closes it, and warns of the
+// links that lead nowhere (warnUnknownLinks). A render shown whole as text for a reason
+// that may pass is stored for now only (RenderVersion 0), unless the note missed its own
+// time bound before: then the text is its render.
+func (c *Core) render(ctx context.Context, p *Publication, w *written, look *linkLookup, cause string) error {
 	if c.renderer == nil {
 		return nil
 	}
@@ -56,13 +57,9 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve R
 	if cause == causeBackground {
 		tenant = backgroundTenant
 	}
-	var look *linkLookup
 	var parsed func(Links)
-	if w != nil {
-		// The render's parse finds the links: they are looked up while it goes on.
-		look = &linkLookup{c: c, ctx: ctx, account: p.AccountCUID, from: deref(p.Path), resolve: resolve}
+	if look != nil {
 		parsed = look.start
-		defer look.close()
 	}
 	r, err := c.renderer.Render(ctx, tenant, p.Content, parsed)
 	if err != nil {
@@ -96,14 +93,13 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, resolve R
 		}
 		p.Warnings = append(p.Warnings, Warning{Code: WarnRenderFallback, Ref: f.Ref, Message: msg})
 	}
-	if w == nil {
-		return nil
-	}
-	if err := c.warnUnknownLinks(p, look); err != nil || cause != causePublish {
-		// An update warns of missing parts after its transaction (Update).
-		return err
-	}
-	return c.warnMissingParts(ctx, p)
+	return nil
+}
+
+// lookUp is the lookup of p's links through resolve, to be started by p's render: the
+// render's parse finds them, and they are looked up while it goes on.
+func (c *Core) lookUp(ctx context.Context, p *Publication, resolve ResolveNames) *linkLookup {
+	return &linkLookup{c: c, ctx: ctx, account: p.AccountCUID, self: p.CUID, from: deref(p.Path), resolve: resolve}
 }
 
 // linkLookup looks up a note's links while the note is rendered: the render calls start
@@ -113,6 +109,7 @@ type linkLookup struct {
 	c       *Core
 	ctx     context.Context
 	account string
+	self    string // the note's cuid: a link to it is not found (see targets)
 	from    string // the note's path
 	resolve ResolveNames
 
@@ -139,12 +136,22 @@ func (l *linkLookup) start(links Links) {
 }
 
 // targets returns the publications links name (see resolveLinks): what the lookup
-// found when it looked up the same links, else a lookup now.
+// found when it looked up the same links, else a lookup now. The note itself is never
+// among them: a publish looks its links up while its row is being inserted, and whether
+// the lookup sees it must not depend on which ends first (a note's link to its own name
+// is unknown at its publish, and leads to it on its page).
 func (l *linkLookup) targets(links Links) ([]NameHit, error) {
-	if l.close() && slices.Equal(l.links.List, links.List) {
-		return l.found, l.err
+	started := l.close()
+	found, err := l.found, l.err
+	if !started || !slices.Equal(l.links.List, links.List) {
+		found, err = l.c.resolveLinks(l.ctx, l.account, l.from, links, l.resolve)
 	}
-	return l.c.resolveLinks(l.ctx, l.account, l.from, links, l.resolve)
+	for i := range found {
+		if found[i].CUID == l.self {
+			found[i] = NameHit{}
+		}
+	}
+	return found, err
 }
 
 // close ends the lookup's life: a later start does nothing, and a started lookup is

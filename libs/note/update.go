@@ -122,7 +122,14 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 		return err
 	}
 	if w != nil {
-		return c.render(ctx, p, w, resolve, causeUpdate)
+		look := c.lookUp(ctx, p, resolve)
+		defer look.close()
+		if err := c.render(ctx, p, w, look, causeUpdate); err != nil {
+			return err
+		}
+		// Within the update's transaction, which the lookup reads through (SQLite has
+		// one connection); the embeds' missing parts are warned of after it (Update).
+		return c.warnUnknownLinks(p, look)
 	}
 	return nil
 }

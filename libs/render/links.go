@@ -29,10 +29,9 @@ type Link struct {
 const maxLinks = 256
 
 // collectLinks returns the distinct links of doc to other notes in document order, at
-// most maxLinks of them, and the index of each link node's among them.
-func collectLinks(doc ast.Node) ([]Link, map[*wikiLinkNode]int) {
+// most maxLinks of them, and gives each link node its index among them.
+func collectLinks(doc ast.Node) []Link {
 	var links []Link
-	index := map[*wikiLinkNode]int{}
 	seen := map[Link]int{}
 	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		l, ok := n.(*wikiLinkNode)
@@ -48,10 +47,10 @@ func collectLinks(doc ast.Node) ([]Link, map[*wikiLinkNode]int) {
 			seen[l.Link] = i
 			links = append(links, l.Link)
 		}
-		index[l] = i
+		l.index = i + 1
 		return ast.WalkContinue, nil
 	})
-	return links, index
+	return links
 }
 
 // isNoteLink reports whether a link's target may name another note: it is not empty and

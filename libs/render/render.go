@@ -268,7 +268,7 @@ func render(ctx context.Context, src string, parsed func([]Link)) (Result, error
 	doc := markdown.Parser().Parse(text.NewReader(source), parser.WithContext(pc))
 	r := &run{ctx: ctx, max: MaxHTML(len(source)), budget: highlightBudget, code: map[*ast.FencedCodeBlock]*codeOutcome{},
 		lexers: map[string]chroma.Lexer{}, nonce: newNonce()}
-	r.links, r.linkIndex = collectLinks(doc)
+	r.links = collectLinks(doc)
 	if parsed != nil && len(r.links) > 0 {
 		parsed(r.links)
 	}
@@ -330,13 +330,11 @@ type run struct {
 	// lexers are the lexers of the languages looked up, nil for a language chroma does
 	// not know.
 	lexers map[string]chroma.Lexer
-	// links are the note links of the document, and linkIndex the index of each
-	// wikilink's among them.
-	links     []Link
-	linkIndex map[*wikiLinkNode]int
-	nonce     string    // of the placeholders of generated markup and links
-	spans     spanIndex // the elements whose spans the outline gets (spans.go)
-	last      *sink     // the last pass: its generated markup and fallbacks
+	// links are the note links of the document (each link node knows its index).
+	links []Link
+	nonce string    // of the placeholders of generated markup and links
+	spans spanIndex // the elements whose spans the outline gets (spans.go)
+	last  *sink     // the last pass: its generated markup and fallbacks
 }
 
 // pass renders doc once, showing as plain text the code blocks in plain, or all of them

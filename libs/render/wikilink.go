@@ -43,6 +43,9 @@ type wikiLinkNode struct {
 	Alias         string
 	Width, Height int
 	start, end    int
+	// index is the link's index among the note's links (collectLinks) plus one; 0 for
+	// none (a link within the note, or one past maxLinks).
+	index int
 }
 
 func (n *wikiLinkNode) Kind() ast.NodeKind { return kindWikiLink }
@@ -176,11 +179,10 @@ func (wikilinks) RegisterFuncs(reg renderer.NodeRendererFuncRegisterer) {
 	reg.Register(kindWikiLink, func(w util.BufWriter, _ []byte, n ast.Node, entering bool) (ast.WalkStatus, error) {
 		l := n.(*wikiLinkNode)
 		s := w.(*sink)
-		i, placeholder := s.linkIndex[l]
 		var open, closing string
 		switch {
-		case placeholder:
-			tag := s.nonce + strconv.Itoa(i) + placeholderClose
+		case l.index > 0:
+			tag := s.nonce + strconv.Itoa(l.index-1) + placeholderClose
 			open, closing = linkOpen+tag, linkClose+tag
 		case l.Target == "" && l.Anchor != "":
 			open, closing = `<a class="wikilink" href="#`+string(util.EscapeHTML(util.URLEscape([]byte(l.Anchor), false)))+`">`, "</a>"
