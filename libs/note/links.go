@@ -58,11 +58,12 @@ func deref(s *string) string {
 }
 
 // warnUnknownLinks warns of p's note links that name none of its author's active
-// publications, as look finds them: one warning per target as written.
-func (c *Core) warnUnknownLinks(p *Publication, look *linkLookup) error {
+// publications, as look finds them: one warning per target as written. It returns what
+// look found, the target of each link.
+func (c *Core) warnUnknownLinks(p *Publication, look *linkLookup) ([]NameHit, error) {
 	targets, err := look.targets(p.Links)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var warned []string
 	for i, l := range p.Links.List {
@@ -74,41 +75,31 @@ func (c *Core) warnUnknownLinks(p *Publication, look *linkLookup) error {
 		p.Warnings = append(p.Warnings, Warning{Code: WarnUnknownNoteLink, Ref: l.Target,
 			Message: "None of your active notes is named " + l.Target + "; the link shows as plain text until one is."})
 	}
-	return nil
+	return targets, nil
 }
 
 // warnMissingParts warns of p's embeds of a heading or block that the note they name
-// (one of the author's active publications) does not have: the page shows a link there.
-// One warning per embed as written, code WarnUnknownNoteLink (docs/api.md). It reads the
-// link index and the outlines outside any transaction.
-func (c *Core) warnMissingParts(ctx context.Context, p *Publication) error {
-	var parts Links
-	for _, l := range p.Links.List {
-		if l.Embed && l.Fragment != "" {
-			parts.List = append(parts.List, l)
-		}
-	}
-	if c.renderer == nil || len(parts.List) == 0 {
-		return nil
-	}
-	targets, err := c.resolveLinks(ctx, p.AccountCUID, deref(p.Path), parts, c.store.ResolveNames)
-	if err != nil {
-		return err
-	}
+// (targets[i], what p.Links.List[i] resolved to: warnUnknownLinks) does not have: the page
+// shows a link there. One warning per embed as written, code WarnUnknownNoteLink
+// (docs/api.md). It reads the outlines outside any transaction.
+func (c *Core) warnMissingParts(ctx context.Context, p *Publication, targets []NameHit) error {
 	var cuids []string
-	for _, t := range targets {
-		if t.CUID != "" && !slices.Contains(cuids, t.CUID) {
+	for i, l := range p.Links.List {
+		if t := targets[i]; l.Embed && l.Fragment != "" && t.CUID != "" && !slices.Contains(cuids, t.CUID) {
 			cuids = append(cuids, t.CUID)
 		}
+	}
+	if c.renderer == nil || len(cuids) == 0 {
+		return nil
 	}
 	outlines, err := c.store.Outlines(ctx, cuids)
 	if err != nil {
 		return fmt.Errorf("read outlines: %w", err)
 	}
 	var warned []string
-	for i, l := range parts.List {
+	for i, l := range p.Links.List {
 		ref := l.Target + "#" + l.Fragment
-		if targets[i].CUID == "" || len(warned) == maxReferenceWarnings || slices.Contains(warned, ref) {
+		if !l.Embed || l.Fragment == "" || targets[i].CUID == "" || len(warned) == maxReferenceWarnings || slices.Contains(warned, ref) {
 			continue
 		}
 		if _, ok := c.renderer.Anchor(outlines[targets[i].CUID], l.Fragment); !ok {

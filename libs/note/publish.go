@@ -83,9 +83,9 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 // headings and blocks that do not exist. p is stored by then: a lookup that fails costs
 // the warnings, not the publish, and is logged.
 func (c *Core) warnLinks(ctx context.Context, p *Publication, look *linkLookup) {
-	err := c.warnUnknownLinks(p, look)
+	targets, err := c.warnUnknownLinks(p, look)
 	if err == nil {
-		err = c.warnMissingParts(ctx, p)
+		err = c.warnMissingParts(ctx, p, targets)
 	}
 	if err != nil {
 		c.log.WarnContext(ctx, "publish: the links could not be checked", "cuid", p.CUID, "err", err)

@@ -55,12 +55,15 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		}
 	}
 	var old Publication
+	var targets []NameHit // of the new content's links
 	p, err := c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(p *Publication, images []string, resolve ResolveNames) error {
 		if len(patch.IfMatch) > 0 && !slices.Contains(patch.IfMatch, "*") && !slices.Contains(patch.IfMatch, p.ETag) {
 			return ErrStale
 		}
 		old = *p
-		return c.applyPatch(ctx, p, patch, now, images, resolve)
+		var err error
+		targets, err = c.applyPatch(ctx, p, patch, now, images, resolve)
+		return err
 	})
 	if err != nil {
 		return Publication{}, fmt.Errorf("update: %w", err)
@@ -69,7 +72,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		patch.Upload.done = true
 	}
 	if patch.Content != nil {
-		if err := c.warnMissingParts(ctx, &p); err != nil {
+		if err := c.warnMissingParts(ctx, &p, targets); err != nil {
 			// The update is stored: only a warning is missing.
 			c.log.WarnContext(ctx, "update: the embeds' headings and blocks could not be checked", "cuid", cuid, "err", err)
 		}
@@ -81,9 +84,10 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 	return p, nil
 }
 
-// applyPatch changes p as patch says, at now, within the store's update: images are the
+// applyPatch changes p as patch says, at now, within the store's update, and returns
+// what new content's links lead to (nil without new content): images are the
 // names of the publication's images and resolve finds the notes new content links to.
-func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string, resolve ResolveNames) error {
+func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string, resolve ResolveNames) ([]NameHit, error) {
 	if patch.Title.Set {
 		p.Title = patch.Title.Value
 	}
@@ -102,7 +106,7 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 	if patch.Content != nil {
 		content, err := c.setContent(p, *patch.Content, props, patch.Title.Set, images)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		w = &content
 		p.RenderTries, p.RenderMisses = 0, 0
@@ -119,19 +123,19 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 	p.UpdatedAt = now
 	p.ETag = newETag()
 	if err := checkSize(p); err != nil {
-		return err
+		return nil, err
 	}
 	if w != nil {
 		look := c.lookUp(ctx, p, resolve)
 		defer look.close()
 		if err := c.render(ctx, p, w, look, causeUpdate); err != nil {
-			return err
+			return nil, err
 		}
 		// Within the update's transaction, which the lookup reads through (SQLite has
 		// one connection); the embeds' missing parts are warned of after it (Update).
 		return c.warnUnknownLinks(p, look)
 	}
-	return nil
+	return nil, nil
 }
 
 // LinksChange reports whether an update from old to p may change what links to either
