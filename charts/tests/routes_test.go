@@ -162,18 +162,22 @@ The targets (libs/routes.Targets), in deployment order: one Deployment each in s
 }
 
 // needsTemplate returns the part of templates/_routes.tpl that lists what each target
-// needs (app.Target.Needs), of which a workload gets the credentials.
+// needs (app.Target.Needs), of which a workload gets the credentials and the egress: edge
+// is whether its jobs include the purge (app.JobPurge), which sends PURGE requests to the
+// edge.
 func needsTemplate(targets []app.Target) string {
 	var b strings.Builder
 	b.WriteString(`
 {{/*
 What each target needs (app.Target.Needs; ` + "`sharenote routes --needs`" + `): a workload is given the
-credentials of these only.
+credentials of these only. edge: its background jobs include purge, which sends PURGE
+requests to edge.purgeURLs.
 */}}
 {{- define "sharenote.needs" -}}
 `)
 	for _, t := range targets {
-		fmt.Fprintf(&b, "%s: {database: %s, redis: %t, objectStore: %t}\n", yamlScalar(t.Name), t.Needs.Database, t.Needs.Redis, t.Needs.ObjectStore)
+		fmt.Fprintf(&b, "%s: {database: %s, redis: %t, objectStore: %t, edge: %t}\n", yamlScalar(t.Name), t.Needs.Database,
+			t.Needs.Redis, t.Needs.ObjectStore, slices.Contains(t.Needs.Jobs, app.JobPurge))
 	}
 	b.WriteString("{{- end -}}\n")
 	return b.String()

@@ -109,8 +109,8 @@ entry also carries "args": the one image's `serve --target <target>`, or `--targ
 {{- end -}}
 
 {{/*
-What a workload needs, as YAML {database, redis, objectStore}: its target's entry of the
-generated sharenote.needs, or, for the all-in-one, what any target needs. Call with
+What a workload needs, as YAML {database, redis, objectStore, edge}: its target's entry of
+the generated sharenote.needs, or, for the all-in-one, what any target needs. Call with
 (dict "root" $ "name" WORKLOAD).
 */}}
 {{- define "sharenote.workloadNeeds" -}}
@@ -118,11 +118,12 @@ generated sharenote.needs, or, for the all-in-one, what any target needs. Call w
 {{- if hasKey $all .name -}}
 {{- toYaml (index $all .name) -}}
 {{- else -}}
-{{- $u := dict "database" "read-only" "redis" false "objectStore" false -}}
+{{- $u := dict "database" "read-only" "redis" false "objectStore" false "edge" false -}}
 {{- range $all -}}
 {{- if eq .database "read-write" }}{{ $_ := set $u "database" "read-write" }}{{ end -}}
 {{- if .redis }}{{ $_ := set $u "redis" true }}{{ end -}}
 {{- if .objectStore }}{{ $_ := set $u "objectStore" true }}{{ end -}}
+{{- if .edge }}{{ $_ := set $u "edge" true }}{{ end -}}
 {{- end -}}
 {{- toYaml $u -}}
 {{- end -}}

@@ -34,12 +34,13 @@ The targets (libs/routes.Targets), in deployment order: one Deployment each in s
 
 {{/*
 What each target needs (app.Target.Needs; `sharenote routes --needs`): a workload is given the
-credentials of these only.
+credentials of these only. edge: its background jobs include purge, which sends PURGE
+requests to edge.purgeURLs.
 */}}
 {{- define "sharenote.needs" -}}
-auth: {database: read-write, redis: true, objectStore: false}
-publish: {database: read-write, redis: true, objectStore: true}
-notes: {database: read-write, redis: true, objectStore: true}
-images: {database: read-only, redis: true, objectStore: true}
-og-renderer: {database: read-only, redis: true, objectStore: false}
+auth: {database: read-write, redis: true, objectStore: false, edge: false}
+publish: {database: read-write, redis: true, objectStore: true, edge: true}
+notes: {database: read-write, redis: true, objectStore: true, edge: true}
+images: {database: read-only, redis: true, objectStore: true, edge: false}
+og-renderer: {database: read-only, redis: true, objectStore: false, edge: false}
 {{- end -}}
