@@ -27,7 +27,13 @@ const (
 // forEachCase renders every install once and runs check on it as a subtest.
 func forEachCase(t *testing.T, check func(t *testing.T, r *rendered)) {
 	t.Helper()
-	for _, rc := range renderCases {
+	forCases(t, renderCases, check)
+}
+
+// forCases renders each of cases and runs check on it as a subtest.
+func forCases(t *testing.T, cases []renderCase, check func(t *testing.T, r *rendered)) {
+	t.Helper()
+	for _, rc := range cases {
 		t.Run(rc.name, func(t *testing.T) {
 			t.Parallel()
 			check(t, render(t, rc))

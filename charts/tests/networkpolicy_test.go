@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 	"sort"
 	"testing"
@@ -90,8 +91,20 @@ func portKey(p networkingv1.NetworkPolicyPort) string {
 // testComponent is the component label of helm test's Pod (templates/tests/readyz.yaml).
 const testComponent = "test"
 
+// edgePeer is the edge's pods of the edge cases: a peer no other destination has.
+var edgePeer = map[string]any{"namespaceSelector": map[string]any{"matchLabels": map[string]any{"kubernetes.io/metadata.name": "edge"}}}
+
+// edgeCases are installs with an edge (edge.purgeURLs) in split and all-in-one mode, its
+// pods networkPolicy.edge.to.
+var edgeCases = []renderCase{
+	{name: "edge", file: "values.yaml", set: map[string]any{
+		"edge.purgeURLs": []any{"http://varnish.edge:6081"}, "networkPolicy.edge.to": []any{edgePeer}}},
+	{name: "allInOne-edge", file: "values.yaml", set: map[string]any{"mode": "allInOne",
+		"edge.purgeURLs": []any{"http://varnish.edge:6081"}, "networkPolicy.edge.to": []any{edgePeer}}},
+}
+
 func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
-	forEachCase(t, func(t *testing.T, r *rendered) {
+	forCases(t, append(slices.Clone(renderCases), edgeCases...), func(t *testing.T, r *rendered) {
 		if r.val("networkPolicy.enabled") != true {
 			t.Skip("networkPolicy disabled")
 		}
@@ -103,7 +116,7 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 
 		// Expected egress, by destination: DNS on UDP and TCP, Postgres, Redis, the object
 		// store (the bundled MinIO's pods on 9000, else what the values allow), the
-		// collector, and the extra rules; each pod gets those it uses (egressUses).
+		// collector, the edge, and the extra rules; each pod gets those it uses (egressUses).
 		dests := map[string]map[string][]networkingv1.NetworkPolicyPeer{}
 		addTo := func(dest, proto string, ports any, to []networkingv1.NetworkPolicyPeer) {
 			if dests[dest] == nil {
@@ -114,7 +127,7 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 			}
 		}
 		addTo("dns", "UDP", np("dns.ports"), peersFromValues(t, np("dns.to")))
-		for _, d := range []string{"dns", "postgres", "redis", "objectStore", "otel"} {
+		for _, d := range []string{"dns", "postgres", "redis", "objectStore", "otel", "edge"} {
 			addTo(d, "TCP", np(d+".ports"), peersFromValues(t, np(d+".to")))
 		}
 		if r.str("objectStore.type") == "bundled" {
@@ -214,13 +227,15 @@ func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
 
 // egressUses are the destinations a pod of the release may reach (keys of networkPolicy,
 // and "extra" for extraEgress), as docs/architecture.md "What each target needs" says: a
-// serving workload what its target needs, and the collector when tracing is on; the
-// migration Postgres and the object store (it copies older bytes); the reaper what
-// publish uses; the bundled bucket's Job the MinIO; helm test's Pod DNS (and the admin
+// serving workload what its target needs, the collector when tracing is on, and the edge
+// when one is configured and its target sends the purges (app.JobPurge); the migration
+// Postgres and the object store (it copies older bytes); the reaper what publish uses
+// but the edge; the bundled bucket's Job the MinIO; helm test's Pod DNS (and the admin
 // ports); the MinIO nothing.
 func egressUses(r *rendered, p pod) []string {
 	c := p.labels["app.kubernetes.io/component"]
 	otel := r.str("otel.endpoint") != ""
+	edge := len(asList(r.val("edge.purgeURLs"))) > 0
 	extra := len(asList(r.val("networkPolicy.extraEgress"))) > 0
 	var uses []string
 	add := func(ok bool, d ...string) {
@@ -236,6 +251,7 @@ func egressUses(r *rendered, p pod) []string {
 		add(n.Redis && redisConfigured(r), "redis")
 		add(n.ObjectStore, "objectStore")
 		add(otel, "otel")
+		add(edge && slices.Contains(n.Jobs, app.JobPurge), "edge")
 		add(extra, "extra")
 	case c == "migration":
 		add(true, "dns", "postgres", "objectStore")
@@ -252,6 +268,39 @@ func egressUses(r *rendered, p pod) []string {
 		add(true, "dns")
 	}
 	return uses
+}
+
+// TestNetworkPoliciesOpenTheEdgeToThePurgingWorkloadsOnly: with an edge, the pods that
+// send the purges (publish and notes, or the all-in-one) may reach networkPolicy.edge's
+// ports and peers; auth, images, og-renderer, the reaper, the migration and the other
+// pods may not. Without an edge no pod may.
+func TestNetworkPoliciesOpenTheEdgeToThePurgingWorkloadsOnly(t *testing.T) {
+	noEdge := renderCase{name: "no edge", file: "values.yaml", set: map[string]any{"networkPolicy.edge.to": []any{edgePeer}}}
+	purging := map[string][]string{"edge": {"notes", "publish"}, "allInOne-edge": {"all-in-one"}, "no edge": nil}
+	forCases(t, append(slices.Clone(edgeCases), noEdge), func(t *testing.T, r *rendered) {
+		peers := peersFromValues(t, []any{edgePeer})
+		var reaching []string
+		for _, p := range releasePods(t, r) {
+			got := map[string][]networkingv1.NetworkPolicyPeer{}
+			for _, pol := range selecting(t, r, p, networkingv1.PolicyTypeEgress) {
+				for _, rule := range pol.Spec.Egress {
+					if reflect.DeepEqual(rule.To, peers) {
+						for _, port := range rule.Ports {
+							got[portKey(port)] = rule.To
+						}
+					}
+				}
+			}
+			if len(got) == 0 {
+				continue
+			}
+			reaching = append(reaching, p.labels["app.kubernetes.io/component"])
+			comparePorts(t, p.name+" egress to the edge", got, map[string][]networkingv1.NetworkPolicyPeer{"TCP/80": peers, "TCP/6081": peers})
+		}
+		if want := purging[r.Case.name]; !slices.Equal(slices.Sorted(slices.Values(reaching)), want) {
+			t.Errorf("the pods that may reach the edge: %v, want %v", reaching, want)
+		}
+	})
 }
 
 // asList is a values list, or nil.

@@ -1,10 +1,11 @@
 {{/*
 Where each pod of the release may send packets, as YAML {component: [destination, …]}: the
-destinations are keys of networkPolicy (dns, postgres, redis, objectStore, otel, each
-{to, ports}), and "extra" (networkPolicy.extraEgress) and "admin" (the serving
-workloads' admin port). A workload uses what its target needs (sharenote.workloadNeeds);
-the migration Postgres and the object store (it copies older bytes); the reaper what
-publish does; the bundled bucket's Job the MinIO; helm test's Pod the admin ports. A new
+destinations are keys of networkPolicy (dns, postgres, redis, objectStore, otel, edge,
+each {to, ports}), and "extra" (networkPolicy.extraEgress) and "admin" (the serving
+workloads' admin port). A workload uses what its target needs (sharenote.workloadNeeds),
+the edge only while edge.purgeURLs is set; the migration Postgres and the object store
+(it copies older bytes); the reaper what publish does but the edge (it sends no purges);
+the bundled bucket's Job the MinIO; helm test's Pod the admin ports. A new
 destination is a key of networkPolicy (and the schema) added to the lists of the pods
 that use it; sharenote.egressRule renders it.
 */}}
@@ -12,6 +13,7 @@ that use it; sharenote.egressRule renders it.
 {{- $redis := include "sharenote.secretRef" (dict "root" . "which" "redis") -}}
 {{- $otel := ternary (list "otel") (list) (not (empty .Values.otel.endpoint)) -}}
 {{- $extra := ternary (list "extra") (list) (not (empty .Values.networkPolicy.extraEgress)) -}}
+{{- $edge := not (empty .Values.edge.purgeURLs) -}}
 {{- $out := dict -}}
 {{- range $name, $_ := include "sharenote.workloads" . | fromYaml -}}
 {{- $needs := include "sharenote.workloadNeeds" (dict "root" $ "name" $name) | fromYaml -}}
@@ -19,6 +21,7 @@ that use it; sharenote.egressRule renders it.
 {{- if ne $needs.database "none" }}{{ $uses = append $uses "postgres" }}{{ end -}}
 {{- if and $needs.redis $redis }}{{ $uses = append $uses "redis" }}{{ end -}}
 {{- if $needs.objectStore }}{{ $uses = append $uses "objectStore" }}{{ end -}}
+{{- if and $needs.edge $edge }}{{ $uses = append $uses "edge" }}{{ end -}}
 {{- $_ := set $out $name (concat $uses $otel $extra) -}}
 {{- end -}}
 {{- if .Values.migration.enabled -}}
