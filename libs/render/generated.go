@@ -43,8 +43,10 @@ type item struct {
 	ref string
 }
 
-// placeholders are the nonce of a run and the items its current pass generated.
+// placeholders are the nonce of a run and the items its current pass generated, whose
+// placeholders open with open (placeholderOpen, or placeholderCode for highlighted code).
 type placeholders struct {
+	open  string
 	nonce string
 	items []item
 }
@@ -60,28 +62,38 @@ func newNonce() string {
 const (
 	placeholderOpen  = "\ue000"
 	placeholderClose = "\ue001"
+	// placeholderCode opens the placeholders of highlighted code (see codeBlocks).
+	placeholderCode = "\ue006"
 )
 
 // generate writes a placeholder for it.
 func (s *sink) generate(it item) {
-	_, _ = s.WriteString(placeholderOpen + s.gen.nonce + strconv.Itoa(len(s.gen.items)) + placeholderClose)
-	s.gen.items = append(s.gen.items, it)
+	s.gen.write(s, it)
 }
 
-// insert replaces the placeholders of gen in html, of a note of n bytes, by their markup
-// as far as the allowance goes, and returns the items with a ref that it left out.
-func insert(html []byte, n int, gen placeholders) ([]byte, []Fallback) {
+// write writes a placeholder for it to s.
+func (g *placeholders) write(s *sink, it item) {
+	_, _ = s.WriteString(g.open + g.nonce + strconv.Itoa(len(g.items)) + placeholderClose)
+	g.items = append(g.items, it)
+}
+
+// allowance is the room of generated markup in the HTML of a note of n bytes.
+func (g placeholders) allowance(n int) int {
+	allowance := generatedBase
+	for _, it := range g.items {
+		allowance += generatedFactor * it.source
+	}
+	return min(allowance, MaxPage-MaxHTML(n))
+}
+
+// insert replaces the placeholders of gen in html by their markup as far as allowance
+// bytes go, and returns the items with a ref that it left out.
+func insert(html []byte, allowance int, gen placeholders) ([]byte, []Fallback) {
 	if len(gen.items) == 0 {
 		return html, nil
 	}
-	allowance := generatedBase
-	for _, it := range gen.items {
-		allowance += generatedFactor * it.source
-	}
-	allowance = min(allowance, MaxPage-MaxHTML(n))
-
 	var left []Fallback
-	marker := []byte(placeholderOpen + gen.nonce)
+	marker := []byte(gen.open + gen.nonce)
 	out := make([]byte, 0, len(html))
 	for {
 		i := bytes.Index(html, marker)

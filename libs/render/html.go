@@ -135,6 +135,7 @@ func set(names []string) map[string]bool {
 
 // keepHTML writes fragment, a piece of a note's HTML, as rawHTML keeps it.
 func keepHTML(s *sink, fragment []byte) {
+	s.raw = true
 	z := html.NewTokenizer(bytes.NewReader(fragment))
 	skip, depth := "", 0 // the dropped element whose content is being skipped, and how deep
 	for {

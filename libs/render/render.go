@@ -49,6 +49,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"time"
 
@@ -297,7 +298,7 @@ func render(ctx context.Context, src string, parsed func([]Link)) (Result, error
 			return Result{}, err
 		}
 		var left []Fallback
-		p.HTML, left = insert(p.HTML, len(source), last.gen)
+		p.HTML, left = insert(p.HTML, last.gen.allowance(len(source)), last.gen)
 		for _, f := range append(failed, left...) {
 			last.fallback(f.Ref, f.Reason)
 		}
@@ -340,14 +341,21 @@ type run struct {
 // pass renders doc once, showing as plain text the code blocks in plain, or all of them
 // when allPlain. The unsanitized HTML may take twice the cap, since sanitizing can shrink
 // it (it drops what it does not allow) as well as grow it (it escapes quotes and adds
-// rel="nofollow" to links).
+// rel="nofollow" to links). Only a pass that kept some of the note's own HTML needs
+// balancing: the renderer's own markup is balanced.
 func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]bool, allPlain bool) (Result, error) {
 	s := &sink{run: r, limit: 2 * r.max, plain: plain, allPlain: allPlain, seen: map[Fallback]bool{},
-		gen: placeholders{nonce: r.nonce}}
+		gen: placeholders{open: placeholderOpen, nonce: r.nonce}, highlighted: placeholders{open: placeholderCode, nonce: r.nonce}}
 	if err := markdown.Renderer().Render(s, source, doc); err != nil {
 		return Result{}, err
 	}
-	html := balance(policy.SanitizeBytes(s.buf))
+	html := policy.SanitizeBytes(s.buf)
+	if s.raw {
+		html = balance(html)
+	}
+	// Highlighted code counts toward the cap like the rest of the pass: it is
+	// inserted whole.
+	html, _ = insert(html, math.MaxInt, s.highlighted)
 	if err := r.ctx.Err(); err != nil {
 		return Result{}, err
 	}

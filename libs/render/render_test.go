@@ -175,6 +175,26 @@ func TestFallbackCodeIsEscaped(t *testing.T) {
 	}
 }
 
+// Highlighted code skips the sanitizer (it is held out of the pass as a placeholder and
+// put back after): a note's text that looks like such a placeholder stays its text, and
+// every block comes back whole, in its place.
+func TestANoteCannotForgeHighlightedCode(t *testing.T) {
+	forged := "\ue0060\ue001"
+	res := markdown(t, "before "+forged+"\n\n"+fence("go", "x := 1\n")+"\nbetween\n\n"+fence("python", "y = 2\n")+"\nafter\n")
+	html := string(res.HTML)
+	if !strings.Contains(html, "<p>before "+forged+"</p>") {
+		t.Errorf("the note's text was changed: %q", html)
+	}
+	if strings.Count(html, "\ue006") != 1 {
+		t.Errorf("a code placeholder was left: %q", html)
+	}
+	go1, between, py, after := strings.Index(html, `<span class="hl-nx">x</span>`), strings.Index(html, "<p>between</p>"),
+		strings.Index(html, `<span class="hl-n">y</span>`), strings.Index(html, "<p>after</p>")
+	if go1 < 0 || py < 0 || !(go1 < between && between < py && py < after) {
+		t.Errorf("the highlighted blocks are not whole and in place: %q", html)
+	}
+}
+
 func TestHighlightingBudgetOfANote(t *testing.T) {
 	var src strings.Builder
 	const blocks = 10

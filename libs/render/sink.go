@@ -19,6 +19,11 @@ type sink struct {
 	fallbacks []Fallback
 	seen      map[Fallback]bool
 	gen       placeholders // the generated markup of the pass
+	// highlighted is the highlighted code of the pass, which the sanitizer need not read:
+	// chroma writes nothing but its own classes and escaped text. held is its bytes.
+	highlighted placeholders
+	held        int
+	raw         bool // some of the note's own HTML was kept (keepHTML)
 }
 
 // check reports whether the pass is over, noticing a done context.
@@ -35,7 +40,7 @@ func (s *sink) check() error {
 
 // room reports whether n more bytes fit, ending the pass when they do not.
 func (s *sink) room(n int) bool {
-	if s.err == nil && len(s.buf)+n > s.limit {
+	if s.err == nil && len(s.buf)+s.held+n > s.limit {
 		s.err = errTooLarge
 	}
 	return s.err == nil
@@ -78,7 +83,7 @@ func (s *sink) WriteRune(c rune) (int, error) {
 }
 
 // Available is the room left under the cap.
-func (s *sink) Available() int { return s.limit - len(s.buf) }
+func (s *sink) Available() int { return s.limit - len(s.buf) - s.held }
 
 // Buffered is zero: everything written is in the result at once.
 func (s *sink) Buffered() int { return 0 }
