@@ -72,21 +72,33 @@ func validRequestID(id string) bool {
 	return true
 }
 
-// AccessLog writes one JSON line per request. It logs the path but never the query,
-// headers or body, so neither a token nor a license key can reach the log.
+// AccessLog writes one JSON line per request: method, route, path, status, bytes,
+// duration_us and ip. It logs the path but never the query, headers or body, so neither
+// a token nor a license key can reach the log. The line is made as cheaply as slog
+// allows, since every request pays for it: a record without the caller's program counter
+// (the handler prints no source), the request's end time read once, and the duration in
+// whole microseconds (slog writes a float through encoding/json).
 func AccessLog(log *slog.Logger) gin.HandlerFunc {
+	h := log.Handler()
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
+		ctx := c.Request.Context()
+		if !h.Enabled(ctx, slog.LevelInfo) {
+			return
+		}
+		end := time.Now()
+		r := slog.NewRecord(end, slog.LevelInfo, "request", 0)
+		r.AddAttrs(
 			slog.String("method", c.Request.Method),
 			slog.String("route", telemetry.Route(c)),
 			slog.String("path", c.Request.URL.Path),
 			slog.Int("status", c.Writer.Status()),
 			slog.Int("bytes", max(c.Writer.Size(), 0)),
-			slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000),
+			slog.Int64("duration_us", end.Sub(start).Microseconds()),
 			slog.String("ip", c.ClientIP()),
 		)
+		_ = h.Handle(ctx, r)
 	}
 }
 

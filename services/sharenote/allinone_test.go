@@ -240,8 +240,11 @@ func TestOperability(t *testing.T) {
 				}
 				if rec["msg"] == "request" {
 					requests++
-					if rec["request_id"] == nil || rec["route"] == nil || rec["status"] == nil {
-						t.Errorf("request line lacks request_id/route/status: %s", line)
+					// The fields docs/operations.md names.
+					for _, field := range []string{"time", "level", "service", "method", "route", "path", "status", "bytes", "duration_us", "ip", "request_id"} {
+						if rec[field] == nil {
+							t.Errorf("request line lacks %s: %s", field, line)
+						}
 					}
 				}
 			}
