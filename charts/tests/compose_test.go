@@ -319,6 +319,110 @@ func TestComposeRunsMinIOAndItsBucket(t *testing.T) {
 	}
 }
 
+// TestComposeEdgeRewritesTheShippedVCL runs the edge service's rewrite of the shipped VCL
+// (its entrypoint's script up to `&&`) on a copy of deploy/varnish/sharenote.vcl: the
+// backend's host must become nginx and the purge ACL the compose network's subnet, with
+// every other line unchanged. The service itself is not run here (its image comes from a
+// registry); with varnishd on PATH, the rewritten VCL is compiled too.
+func TestComposeEdgeRewritesTheShippedVCL(t *testing.T) {
+	c, _ := loadCompose(t)
+	edge, ok := c.Services["edge"]
+	if !ok {
+		t.Fatal("docker-compose.yaml has no edge service")
+	}
+	if len(edge.Entrypoint) != 3 || edge.Entrypoint[0] != "/bin/sh" || edge.Entrypoint[1] != "-c" {
+		t.Fatalf("edge entrypoint %q, want /bin/sh -c SCRIPT", edge.Entrypoint)
+	}
+	const mounted, rewritten = "/etc/varnish/sharenote.vcl", "/tmp/sharenote.vcl"
+	if !slices.Contains(edge.Volumes, "./deploy/varnish/sharenote.vcl:"+mounted+":ro") {
+		t.Errorf("edge volumes %v do not mount the shipped VCL at %s", edge.Volumes, mounted)
+	}
+	rewrite, serve, ok := strings.Cut(edge.Entrypoint[2], "&&")
+	if !ok || !strings.Contains(rewrite, mounted) || !strings.Contains(rewrite, rewritten) || !strings.Contains(serve, "-f "+rewritten) {
+		t.Fatalf("the edge's script %q does not rewrite %s into %s and then serve that", edge.Entrypoint[2], mounted, rewritten)
+	}
+	subnets := c.Networks["default"].IPAM.Config
+	if len(subnets) != 1 {
+		t.Fatalf("the default network has subnets %v, want the one the purge ACL names", subnets)
+	}
+	subnet, err := netip.ParsePrefix(subnets[0].Subnet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostLine, aclLine := `    .host = "nginx";`, fmt.Sprintf("    %q/%d;", subnet.Addr().String(), subnet.Bits())
+
+	shipped, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "varnish", "sharenote.vcl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "mounted.vcl"), filepath.Join(dir, "rewritten.vcl")
+	if err := os.WriteFile(in, shipped, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	script := strings.NewReplacer(mounted, "'"+in+"'", rewritten, "'"+out+"'").Replace(rewrite)
+	if b, err := exec.Command(edge.Entrypoint[0], edge.Entrypoint[1], script).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, b)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, after := strings.Split(string(shipped), "\n"), strings.Split(string(got), "\n")
+	if len(after) != len(before) {
+		t.Fatalf("the rewrite turned the VCL's %d lines into %d", len(before), len(after))
+	}
+	// Each rewritten line, and the block it must be in.
+	want := map[string]string{hostLine: "backend default {", aclLine: "acl purgers {"}
+	for i, line := range after {
+		if line == before[i] {
+			continue
+		}
+		if block, ok := want[line]; !ok || vclBlock(after[:i]) != block {
+			t.Errorf("line %d: %q became %q, which is not the one rewrite of the backend's host or the purge ACL", i+1, before[i], line)
+			continue
+		}
+		delete(want, line)
+	}
+	for line, block := range want {
+		t.Errorf("the rewrite leaves no %q in %s: the edge's sed, the VCL and the compose network disagree", line, block)
+	}
+	for i, line := range after {
+		if strings.Contains(line, "127.0.0.1") {
+			t.Errorf("line %d of the rewritten VCL still names 127.0.0.1: %q", i+1, line)
+		}
+	}
+
+	varnishd, err := exec.LookPath("varnishd")
+	if err != nil {
+		t.Log("varnishd not installed (apt-get install varnish varnish-modules): the rewritten VCL is not compiled")
+		return
+	}
+	// varnishd resolves a backend's host when it compiles, and nginx is a name only on the
+	// compose network: the compiled copy has the backend's host back at 127.0.0.1, so that
+	// what varnishd checks is the rest of the rewrite, the ACL's subnet.
+	local := filepath.Join(dir, "local.vcl")
+	if err := os.WriteFile(local, []byte(strings.Replace(string(got), hostLine, `    .host = "127.0.0.1";`, 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// -j none keeps varnishd (as root) from switching to the varnish user, who cannot read
+	// the test's private temporary directory; -n gives it a writable working directory.
+	cmd := exec.Command(varnishd, "-C", "-j", "none", "-n", filepath.Join(dir, "varnish"), "-f", local)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, b)
+	}
+}
+
+// vclBlock returns the line that opens the top-level VCL block the lines end in.
+func vclBlock(lines []string) string {
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := lines[i]; strings.HasSuffix(l, "{") && !strings.HasPrefix(l, " ") {
+			return l
+		}
+	}
+	return ""
+}
+
 // TestComposeFileIsValid asks Debian's docker-compose (v1, `apt-get install docker-compose`)
 // or Docker's compose plugin, whichever is installed, to validate the file.
 func TestComposeFileIsValid(t *testing.T) {
