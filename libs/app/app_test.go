@@ -59,9 +59,9 @@ func TestPanickingHandlerIs500WithNothingInternal(t *testing.T) {
 				t.Errorf("500 body %s leaks %q", resp.Body, leak)
 			}
 		}
-		if !strings.Contains(s.Logs.String(), "hunter2") || !strings.Contains(s.Logs.String(), "goroutine") {
-			t.Error("the panic and its stack are not in the logs")
-		}
+		s.Logs.Await(t, "the panic and its stack", func(l string) bool {
+			return strings.Contains(l, "hunter2") && strings.Contains(l, "goroutine")
+		})
 		// The server survives the panic.
 		s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/abc"}).Expect(t, http.StatusInternalServerError, "internal_error")
 	})

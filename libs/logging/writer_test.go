@@ -78,3 +78,57 @@ func TestAWriterNeverBlocksAndDropsWhatDoesNotFit(t *testing.T) {
 		t.Errorf("a line after Close was not written: %v", err)
 	}
 }
+
+// counting is a writer that counts its writes.
+type counting struct {
+	mu     sync.Mutex
+	got    bytes.Buffer
+	writes int
+}
+
+func (c *counting) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.writes++
+	return c.got.Write(p)
+}
+
+func (c *counting) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.got.String()
+}
+
+// Lines that keep coming are written at most once per FlushInterval, however many there
+// are, so that a busy server neither makes a system call per line nor wakes the
+// writer's goroutine for each; a line after a quiet spell is written at once.
+func TestAWriterWritesABusyStreamOncePerInterval(t *testing.T) {
+	out := &counting{}
+	w := logging.NewWriter(out, logging.DefaultBuffer)
+	start, lines := time.Now(), 0
+	for time.Since(start) < 100*time.Millisecond {
+		_, _ = fmt.Fprintf(w, `{"msg":"request","n":%d}`+"\n", lines)
+		lines++
+		time.Sleep(20 * time.Microsecond)
+	}
+	elapsed := time.Since(start)
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(out.String(), "\n"); got != lines {
+		t.Fatalf("%d of %d lines written", got, lines)
+	}
+	if most := int(elapsed/logging.FlushInterval) + 2; out.writes > most {
+		t.Errorf("%d writes for %d lines in %v, want at most one per %v (%d)", out.writes, lines, elapsed, logging.FlushInterval, most)
+	}
+
+	quiet := &counting{}
+	w = logging.NewWriter(quiet, logging.DefaultBuffer)
+	defer func() { _ = w.Close(context.Background()) }()
+	_, _ = w.Write([]byte(`{"msg":"alone"}` + "\n"))
+	for deadline := time.Now().Add(time.Second); quiet.String() == ""; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("a lone line was not written within a second")
+		}
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/blob/blobstore"
 	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/logging"
 )
 
 // Main runs the package's tests and then stops any throw-away server testkit started.
@@ -243,7 +244,21 @@ func (b *SyncBuffer) String() string {
 	return b.buf.String()
 }
 
-// Lines returns the lines written so far.
-func (b *SyncBuffer) Lines() []string {
-	return strings.Split(strings.TrimSpace(b.String()), "\n")
+// Await returns what was written once ok holds of it, waiting up to five seconds for
+// lines still on their way: a process writes its log lines from a goroutine, at most
+// once per logging.FlushInterval. It fails the test, saying what it waited for, if ok
+// never holds.
+func (b *SyncBuffer) Await(t testing.TB, what string, ok func(written string) bool) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		s := b.String()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 5 s for %s in the logs:\n%s", what, s)
+		}
+		time.Sleep(logging.FlushInterval)
+	}
 }

@@ -233,7 +233,9 @@ func TestOperability(t *testing.T) {
 		})
 		t.Run("one JSON log line per request, without secrets", func(t *testing.T) {
 			var requests int
-			for _, line := range s.Logs.Lines() {
+			// The four requests of the subtests above, whose lines may still be on their way.
+			logs := s.Logs.Await(t, "four request lines", func(l string) bool { return strings.Count(l, `"msg":"request"`) >= 4 })
+			for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
 				var rec map[string]any
 				if err := json.Unmarshal([]byte(line), &rec); err != nil {
 					t.Fatalf("log line is not JSON: %q", line)
@@ -251,7 +253,6 @@ func TestOperability(t *testing.T) {
 			if requests != 4 {
 				t.Errorf("%d request lines, want 4", requests)
 			}
-			logs := s.Logs.String()
 			for name, secret := range map[string]string{"license key": acc.LicenseKey, "instance id": acc.InstanceID, "token": acc.Token} {
 				if strings.Contains(logs, secret) {
 					t.Errorf("the logs contain the %s", name)

@@ -54,7 +54,8 @@ type started struct {
 // startLine decodes the "serving" line of a process's log.
 func startLine(t *testing.T, s served) started {
 	t.Helper()
-	for _, line := range s.logs.Lines() {
+	logs := s.logs.Await(t, "the serving line", func(l string) bool { return strings.Contains(l, `"msg":"serving"`) })
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
 		var l struct {
 			Msg string `json:"msg"`
 			started
