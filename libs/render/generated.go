@@ -20,6 +20,10 @@ import (
 // bytes of the note that asked for it (MathML is 20 to 60 times its TeX), under the
 // absolute cap MaxPage of the whole. Items that do not fit are left out: an icon simply,
 // math as its TeX source, reported.
+//
+// Highlighted code takes the same way past the sanitizer, for speed, not safety: its
+// placeholders (placeholderCode) are put back by the pass that wrote them, whole, and
+// count toward MaxHTML like the rest of the pass (see codeBlocks).
 
 // MaxPage caps a note's HTML with its generated markup.
 const MaxPage = 12 << 20
