@@ -443,8 +443,8 @@ func benchPublicReads(t *testing.T, cfg benchConfig, rep *report) {
 	}
 	on := compareGET(t, cfg, s, "note JSON", "/api/notes/"+id, atLeast(0.6), rep)
 	off := compareGET(t, cfg, quiet, "note JSON, access log off", "/api/notes/"+quietID, atLeast(0.6), rep)
-	// CPU per request of this process is the steadier measure on a shared machine; the
-	// test server logs to memory, so writing to stderr costs a little more.
+	// CPU per request of this process is the steadier measure on a shared machine. The
+	// servers log to /dev/null, as to a container's stderr (startLoadServer).
 	rep.note("access log line: note JSON %.0f req/s with it, %.0f without (%.2f×); CPU/req %v with it, %v without: ≈ %v per line",
 		on.app.Throughput(), off.app.Throughput(), ratio(on.app.Throughput(), off.app.Throughput()),
 		load.Round(on.app.CPUPerRequest()), load.Round(off.app.CPUPerRequest()), load.Round(on.app.CPUPerRequest()-off.app.CPUPerRequest()))
