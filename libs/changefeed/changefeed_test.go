@@ -81,27 +81,16 @@ func (r *running) kinds(k changefeed.Kind) int {
 	return n
 }
 
-func eventually(t *testing.T, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, limit)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestEventsReachEveryProcess(t *testing.T) {
 	url, prefix := testkit.RedisURL(t), testkit.NewRedisPrefix(t)
 	a, b := run(t, url, prefix), run(t, url, prefix)
-	eventually(t, 2*time.Second, "both subscribed", func() bool { return a.Trusts(time.Now()) && b.Trusts(time.Now()) })
+	testkit.Eventually(t, 2*time.Second, "both subscribed", func() bool { return a.Trusts(time.Now()) && b.Trusts(time.Now()) })
 	for _, e := range []changefeed.Event{{Kind: changefeed.Note, ID: "n1"}, {Kind: changefeed.Account, ID: "a1"}, {Kind: changefeed.Sessions, ID: "a1"}} {
 		a.Publish(e)
 		if !a.got(e) {
 			t.Errorf("%v: not delivered in the publishing process before Publish returned", e)
 		}
-		eventually(t, 500*time.Millisecond, "delivery to the other process", func() bool { return b.got(e) })
+		testkit.Eventually(t, 500*time.Millisecond, "delivery to the other process", func() bool { return b.got(e) })
 	}
 	time.Sleep(100 * time.Millisecond)
 	if n := a.count(changefeed.Event{Kind: changefeed.Note, ID: "n1"}); n != 1 {
@@ -119,13 +108,13 @@ func TestTrustFollowsTheSubscription(t *testing.T) {
 	redis := testkit.StartRedis(t)
 	f := run(t, redis.URL, "trust:")
 	before := time.Now().Add(-time.Millisecond)
-	eventually(t, 2*time.Second, "subscribed", func() bool { return f.Trusts(time.Now()) })
+	testkit.Eventually(t, 2*time.Second, "subscribed", func() bool { return f.Trusts(time.Now()) })
 	if f.Trusts(before) {
 		t.Error("an entry loaded before the subscription was trusted")
 	}
 	loaded := time.Now()
 	redis.Stop()
-	eventually(t, time.Second, "distrust after Redis stopped", func() bool { return !f.Trusts(loaded) })
+	testkit.Eventually(t, time.Second, "distrust after Redis stopped", func() bool { return !f.Trusts(loaded) })
 	if f.Fresh(time.Now().Add(-2 * changefeed.MaxUntrustedAge)) {
 		t.Error("an old entry is fresh while the subscription is lost")
 	}
@@ -133,7 +122,7 @@ func TestTrustFollowsTheSubscription(t *testing.T) {
 		t.Error("a new entry is not fresh while the subscription is lost")
 	}
 	redis.Start()
-	eventually(t, 3*time.Second, "trust after Redis is back", func() bool { return f.Trusts(time.Now()) })
+	testkit.Eventually(t, 3*time.Second, "trust after Redis is back", func() bool { return f.Trusts(time.Now()) })
 	if f.Trusts(loaded) {
 		t.Error("an entry loaded before the outage is trusted after it")
 	}
@@ -142,7 +131,7 @@ func TestTrustFollowsTheSubscription(t *testing.T) {
 func TestAStalledSubscriptionIsALapseNotALoss(t *testing.T) {
 	redis := testkit.StartRedis(t)
 	f := run(t, redis.URL, "lapse:")
-	eventually(t, 2*time.Second, "subscribed", func() bool { return f.Trusts(time.Now()) })
+	testkit.Eventually(t, 2*time.Second, "subscribed", func() bool { return f.Trusts(time.Now()) })
 	loaded := time.Now()
 	rdb, err := redisx.Open(redis.URL)
 	if err != nil {
@@ -154,8 +143,8 @@ func TestAStalledSubscriptionIsALapseNotALoss(t *testing.T) {
 	if err := rdb.Do(context.Background(), "CLIENT", "PAUSE", "1500").Err(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 1500*time.Millisecond, "distrust while the pongs are held", func() bool { return !f.Trusts(loaded) })
-	eventually(t, 3*time.Second, "trust again once a pong arrives", func() bool { return f.Trusts(loaded) })
+	testkit.Eventually(t, 1500*time.Millisecond, "distrust while the pongs are held", func() bool { return !f.Trusts(loaded) })
+	testkit.Eventually(t, 3*time.Second, "trust again once a pong arrives", func() bool { return f.Trusts(loaded) })
 	if n := testkit.Metric(t, f.reg, "sharenote_changefeed_lapses_total"); n != 1 {
 		t.Errorf("lapses counted %v, want 1", n)
 	}
@@ -249,7 +238,7 @@ func slowRedis(t *testing.T, url string, delay time.Duration) string {
 func TestABurstReachesTheOtherProcessWholeAndDelaysNoOneElse(t *testing.T) {
 	url, prefix := testkit.RedisURL(t), testkit.NewRedisPrefix(t)
 	a, b := run(t, slowRedis(t, url, time.Millisecond), prefix), run(t, url, prefix)
-	eventually(t, 2*time.Second, "both subscribed", func() bool { return a.Trusts(time.Now()) && b.Trusts(time.Now()) })
+	testkit.Eventually(t, 2*time.Second, "both subscribed", func() bool { return a.Trusts(time.Now()) && b.Trusts(time.Now()) })
 	const burst = 5000
 	start := time.Now()
 	for i := range burst {
@@ -257,9 +246,9 @@ func TestABurstReachesTheOtherProcessWholeAndDelaysNoOneElse(t *testing.T) {
 	}
 	other := changefeed.Event{Kind: changefeed.Note, ID: "another-accounts-unshare"}
 	a.Publish(other)
-	eventually(t, time.Second, "another account's change queued after the burst", func() bool { return b.got(other) })
+	testkit.Eventually(t, time.Second, "another account's change queued after the burst", func() bool { return b.got(other) })
 	otherTook := time.Since(start)
-	eventually(t, time.Second, "every change of the burst (or one that drops everything)", func() bool {
+	testkit.Eventually(t, time.Second, "every change of the burst (or one that drops everything)", func() bool {
 		return b.kinds(changefeed.Note) == burst+1 || b.got(everything)
 	})
 	took := time.Since(start)
@@ -291,14 +280,14 @@ func publisher(t *testing.T, url, prefix string) func(payload string) {
 func TestAGapInASendersSequenceDistrustsTheCache(t *testing.T) {
 	url, prefix := testkit.RedisURL(t), testkit.NewRedisPrefix(t)
 	b := run(t, url, prefix)
-	eventually(t, 2*time.Second, "subscribed", func() bool { return b.Trusts(time.Now()) })
+	testkit.Eventually(t, 2*time.Second, "subscribed", func() bool { return b.Trusts(time.Now()) })
 	send := publisher(t, url, prefix)
 	loaded := time.Now()
 	note := func(id string) changefeed.Event { return changefeed.Event{Kind: changefeed.Note, ID: id} }
 	receive := func(payload string, e changefeed.Event) {
 		t.Helper()
 		send(payload)
-		eventually(t, time.Second, payload, func() bool { return b.got(e) })
+		testkit.Eventually(t, time.Second, payload, func() bool { return b.got(e) })
 	}
 
 	receive("sender.1 n:one", note("one"))
@@ -335,7 +324,7 @@ func TestAGapInASendersSequenceDistrustsTheCache(t *testing.T) {
 func TestMessagesItCannotCheckDistrustTheCache(t *testing.T) {
 	url, prefix := testkit.RedisURL(t), testkit.NewRedisPrefix(t)
 	b := run(t, url, prefix)
-	eventually(t, 2*time.Second, "subscribed", func() bool { return b.Trusts(time.Now()) })
+	testkit.Eventually(t, 2*time.Second, "subscribed", func() bool { return b.Trusts(time.Now()) })
 	send := publisher(t, url, prefix)
 	for _, c := range []struct{ name, payload string }{
 		{"a message of the release before (no sequence number)", "oldsender n:old"},
@@ -344,9 +333,9 @@ func TestMessagesItCannotCheckDistrustTheCache(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			loaded := time.Now()
-			eventually(t, time.Second, "trust", func() bool { return b.Trusts(loaded) })
+			testkit.Eventually(t, time.Second, "trust", func() bool { return b.Trusts(loaded) })
 			send(c.payload)
-			eventually(t, time.Second, "distrust of entries loaded before", func() bool { return !b.Trusts(loaded) })
+			testkit.Eventually(t, time.Second, "distrust of entries loaded before", func() bool { return !b.Trusts(loaded) })
 			if !b.Trusts(time.Now()) {
 				t.Error("entries loaded after the message are not trusted")
 			}
@@ -362,7 +351,7 @@ func TestMessagesItCannotCheckDistrustTheCache(t *testing.T) {
 func TestASenderThatCannotPublishKeepsItsEventsAndDistrustsItsCache(t *testing.T) {
 	redis := testkit.StartRedis(t)
 	a, b := run(t, redis.URL, "unsent:"), run(t, redis.URL, "unsent:")
-	eventually(t, 2*time.Second, "both subscribed", func() bool { return a.Trusts(time.Now()) && b.Trusts(time.Now()) })
+	testkit.Eventually(t, 2*time.Second, "both subscribed", func() bool { return a.Trusts(time.Now()) && b.Trusts(time.Now()) })
 	rdb, err := redisx.Open(redis.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -375,9 +364,9 @@ func TestASenderThatCannotPublishKeepsItsEventsAndDistrustsItsCache(t *testing.T
 	}
 	held := changefeed.Event{Kind: changefeed.Note, ID: "held"}
 	a.Publish(held)
-	eventually(t, 1500*time.Millisecond, "the sender distrusts its cache while it cannot send", func() bool { return !a.Trusts(loaded) })
-	eventually(t, 3*time.Second, "the event reaches the other process once Redis takes writes", func() bool { return b.got(held) })
-	eventually(t, time.Second, "the sender trusts again once it has sent", func() bool { return a.Trusts(time.Now()) })
+	testkit.Eventually(t, 1500*time.Millisecond, "the sender distrusts its cache while it cannot send", func() bool { return !a.Trusts(loaded) })
+	testkit.Eventually(t, 3*time.Second, "the event reaches the other process once Redis takes writes", func() bool { return b.got(held) })
+	testkit.Eventually(t, time.Second, "the sender trusts again once it has sent", func() bool { return a.Trusts(time.Now()) })
 	if n := testkit.Metric(t, a.reg, "sharenote_changefeed_send_errors_total"); n < 1 {
 		t.Errorf("send errors counted %v, want at least 1", n)
 	}
@@ -388,7 +377,7 @@ func TestASenderThatCannotPublishKeepsItsEventsAndDistrustsItsCache(t *testing.T
 func TestAnOverflowingBacklogBecomesOneEventThatDropsEverything(t *testing.T) {
 	redis := testkit.StartRedis(t)
 	a, b := run(t, redis.URL, "overflow:"), run(t, redis.URL, "overflow:")
-	eventually(t, 2*time.Second, "both subscribed", func() bool { return a.Trusts(time.Now()) && b.Trusts(time.Now()) })
+	testkit.Eventually(t, 2*time.Second, "both subscribed", func() bool { return a.Trusts(time.Now()) && b.Trusts(time.Now()) })
 	rdb, err := redisx.Open(redis.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -401,7 +390,7 @@ func TestAnOverflowingBacklogBecomesOneEventThatDropsEverything(t *testing.T) {
 	for i := range 50_000 {
 		a.Publish(changefeed.Event{Kind: changefeed.Note, ID: fmt.Sprintf("n%d", i)})
 	}
-	eventually(t, 4*time.Second, "the event that drops everything", func() bool { return b.got(everything) })
+	testkit.Eventually(t, 4*time.Second, "the event that drops everything", func() bool { return b.got(everything) })
 	if b.Trusts(loaded) {
 		t.Error("the receiver of an event that drops everything trusts entries loaded before it")
 	}
@@ -414,7 +403,7 @@ func TestAnOverflowingBacklogBecomesOneEventThatDropsEverything(t *testing.T) {
 func TestFlushSendsWhatIsPending(t *testing.T) {
 	url, prefix := testkit.RedisURL(t), testkit.NewRedisPrefix(t)
 	b := run(t, url, prefix)
-	eventually(t, 2*time.Second, "subscribed", func() bool { return b.Trusts(time.Now()) })
+	testkit.Eventually(t, 2*time.Second, "subscribed", func() bool { return b.Trusts(time.Now()) })
 	rdb, err := redisx.Open(url)
 	if err != nil {
 		t.Fatal(err)
@@ -429,6 +418,6 @@ func TestFlushSendsWhatIsPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range events {
-		eventually(t, time.Second, "delivery of "+e.ID, func() bool { return b.got(e) })
+		testkit.Eventually(t, time.Second, "delivery of "+e.ID, func() bool { return b.got(e) })
 	}
 }

@@ -58,14 +58,7 @@ func (callouts) Extend(m goldmark.Markdown) {
 // Transform turns matching blockquotes into callout nodes.
 func (callouts) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
 	source := reader.Source()
-	var quotes []*ast.Blockquote
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if q, ok := n.(*ast.Blockquote); ok && entering {
-			quotes = append(quotes, q)
-		}
-		return ast.WalkContinue, nil
-	})
-	for _, q := range quotes {
+	for _, q := range nodesOf[*ast.Blockquote](doc) {
 		para, ok := q.FirstChild().(*ast.Paragraph)
 		if !ok || para.Lines().Len() == 0 {
 			continue

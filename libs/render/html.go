@@ -213,20 +213,11 @@ func noteAttr(element, key string) bool {
 // outlines, so that no link in what the page does not show is looked up or warned of.
 func (rawHTML) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
 	source := reader.Source()
-	var opens []*ast.RawHTML
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if raw, ok := n.(*ast.RawHTML); ok && entering {
-			if name, start := tagName(rawValue(raw, source)); start && droppedElement[name] {
-				opens = append(opens, raw)
-			}
+	for _, open := range nodesOf[*ast.RawHTML](doc) {
+		name, start := tagName(rawValue(open, source))
+		if !start || !droppedElement[name] || open.Parent() == nil {
+			continue // not a dropped element's start tag, or inside the content of one dropped before
 		}
-		return ast.WalkContinue, nil
-	})
-	for _, open := range opens {
-		if open.Parent() == nil {
-			continue // inside the content of one dropped before
-		}
-		name, _ := tagName(rawValue(open, source))
 		for n := open.NextSibling(); n != nil; {
 			next := n.NextSibling()
 			raw, isRaw := n.(*ast.RawHTML)

@@ -148,14 +148,7 @@ var imageFile = regexp.MustCompile(`(?i)\.(avif|bmp|gif|jpe?g|png|svg|webp)$`)
 // Transform puts each image whose address is a video or a web page in a webEmbedNode.
 func (players) Transform(doc *ast.Document, reader text.Reader, _ parser.Context) {
 	source := reader.Source()
-	var images []*ast.Image
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if img, ok := n.(*ast.Image); ok && entering {
-			images = append(images, img)
-		}
-		return ast.WalkContinue, nil
-	})
-	for _, img := range images {
+	for _, img := range nodesOf[*ast.Image](doc) {
 		address := string(img.Destination)
 		v, isVideo := videoOf(address)
 		if !isVideo && !isWebPage(address) {

@@ -161,8 +161,9 @@ func MaxHTML(n int) int {
 
 // markdown is goldmark with the extensions of a note. Raw HTML in a note is rendered by
 // rawHTML (goldmark is not in unsafe mode), and whatever it renders is sanitized by
-// policy, then balanced. Every node renderer checks the pass's sink first (see guarded), fenced code is
-// highlighted within bounds (see codeBlocks) and tables are bounded (see tables).
+// policy, then balanced when it kept some of the note's HTML (see pass). Every node
+// renderer checks the pass's sink first (see guarded), fenced code is highlighted within
+// bounds (see codeBlocks) and tables are bounded (see tables).
 var markdown = goldmark.New(
 	goldmark.WithRenderer(newRenderer()),
 	// A line break inside a paragraph is a line break, as in Obsidian's reading view
@@ -188,8 +189,9 @@ var markdown = goldmark.New(
 	),
 )
 
-// policy is the allowlist every rendered note passes through: what a note's HTML may
-// keep (notePolicy) plus exactly the attributes our Markdown features produce.
+// policy is the allowlist every rendered note passes through, but for its highlighted
+// code (sink.highlighted) and generated markup (generate): what a note's HTML may keep
+// (notePolicy) plus exactly the attributes our Markdown features produce.
 var policy = func() *bluemonday.Policy {
 	p := notePolicy()
 	token := regexp.MustCompile(`^[A-Za-z0-9_:. -]+$`)
@@ -361,4 +363,17 @@ func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]b
 	}
 	r.last = s
 	return Result{HTML: html, Fallbacks: s.fallbacks}, nil
+}
+
+// nodesOf returns the nodes of type T in doc, in document order, collected before a
+// transformer changes the tree.
+func nodesOf[T ast.Node](doc ast.Node) []T {
+	var nodes []T
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if t, ok := n.(T); ok && entering {
+			nodes = append(nodes, t)
+		}
+		return ast.WalkContinue, nil
+	})
+	return nodes
 }

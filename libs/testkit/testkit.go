@@ -18,7 +18,6 @@ import (
 	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/blob/blobstore"
 	"github.com/sharenote/sharenote/libs/db"
-	"github.com/sharenote/sharenote/libs/logging"
 )
 
 // Main runs the package's tests and then stops any throw-away server testkit started.
@@ -246,19 +245,32 @@ func (b *SyncBuffer) String() string {
 
 // Await returns what was written once ok holds of it, waiting up to five seconds for
 // lines still on their way: a process writes its log lines from a goroutine, at most
-// once per logging.FlushInterval. It fails the test, saying what it waited for, if ok
-// never holds.
+// once per logging.FlushInterval. It fails the test, saying what it waited for and
+// showing what was written, if ok never holds.
 func (b *SyncBuffer) Await(t testing.TB, what string, ok func(written string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		s := b.String()
-		if ok(s) {
-			return s
+	var s string
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the logs:\n%s", b.String())
 		}
+	})
+	Eventually(t, 5*time.Second, what+" in the logs", func() bool {
+		s = b.String()
+		return ok(s)
+	})
+	return s
+}
+
+// Eventually polls cond every 5 ms until it holds, and fails the test, naming what, if it
+// does not within limit.
+func Eventually(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("waited 5 s for %s in the logs:\n%s", what, s)
+			t.Fatalf("%s: not within %v", what, limit)
 		}
-		time.Sleep(logging.FlushInterval)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
