@@ -13,9 +13,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/chroma/v2"
-	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
 	"github.com/alecthomas/chroma/v2/lexers"
-	"github.com/alecthomas/chroma/v2/styles"
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/renderer"
@@ -40,11 +38,6 @@ const (
 	blockDeadline   = 100 * time.Millisecond
 	highlightBudget = 500 * time.Millisecond
 )
-
-// formatter writes highlighted code with CSS classes, not inline styles, which the
-// page's Content-Security-Policy would block. With classes its output does not depend
-// on the style it is given; the page's stylesheet supplies the colours.
-var formatter = chromahtml.New(chromahtml.WithClasses(true), chromahtml.ClassPrefix(CodeClassPrefix))
 
 // codeBlocks is the goldmark extension that renders fenced code: highlighted when its
 // language is known and the bounds allow, else plain. Attributes in the info string,
@@ -251,11 +244,11 @@ func highlight(ctx context.Context, lexer chroma.Lexer, code string, d time.Dura
 			return
 		}
 		w := &capped{limit: limit}
-		if err := formatter.Format(w, styles.Fallback, it); err != nil {
+		if err := writeHighlighted(w, it); err != nil {
 			done <- highlighted{err: err}
 			return
 		}
-		done <- highlighted{w.buf, w.err}
+		done <- highlighted{html: w.buf}
 	}()
 	timer := time.NewTimer(d)
 	defer timer.Stop()
@@ -278,7 +271,7 @@ type stoppable struct {
 }
 
 func (l stoppable) Tokenise(options *chroma.TokeniseOptions, text string) (chroma.Iterator, error) {
-	it, err := l.Lexer.Tokenise(options, text)
+	it, err := tokenise(l.Lexer, text)
 	if err != nil {
 		return nil, err
 	}
@@ -298,16 +291,31 @@ type capped struct {
 	err   error
 }
 
-func (c *capped) Write(p []byte) (int, error) {
-	if c.err == nil && len(c.buf)+len(p) > c.limit {
+func (c *capped) writeString(s string) {
+	if c.err == nil && len(c.buf)+len(s) > c.limit {
 		c.err, c.buf = errTooLarge, nil
 	}
-	if c.err != nil {
-		return 0, c.err
+	if c.err == nil {
+		c.buf = append(c.buf, s...)
 	}
-	c.buf = append(c.buf, p...)
-	return len(p), nil
 }
+
+// writeEscaped writes s escaped as html.EscapeString escapes it.
+func (c *capped) writeEscaped(s string) {
+	for len(s) > 0 && c.err == nil {
+		i := strings.IndexAny(s, `<>&'"`)
+		if i < 0 {
+			c.writeString(s)
+			return
+		}
+		c.writeString(s[:i])
+		c.writeString(htmlEscapes[s[i]])
+		s = s[i+1:]
+	}
+}
+
+// htmlEscapes are html.EscapeString's replacements.
+var htmlEscapes = map[byte]string{'<': "&lt;", '>': "&gt;", '&': "&amp;", '\'': "&#39;", '"': "&#34;"}
 
 // codeRef points the author to code block n: its first line of code that is not blank,
 // else its opening fence (the block has an info string, or it would not be highlighted).
