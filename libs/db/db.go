@@ -75,6 +75,12 @@ func Open(ctx context.Context, url string, tp trace.TracerProvider) (*gorm.DB, e
 	if err := gdb.Use(tracing.NewPlugin(tracing.WithTracerProvider(tp), tracing.WithoutMetrics(), tracing.WithoutQueryVariables())); err != nil {
 		return nil, fmt.Errorf("database tracing: %w", err)
 	}
+	if Dialect(gdb) == Postgres {
+		if err := useBatches(gdb, cfg, tp); err != nil {
+			Close(gdb)
+			return nil, err
+		}
+	}
 	if err := Ping(ctx, gdb); err != nil {
 		Close(gdb)
 		return nil, err

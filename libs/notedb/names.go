@@ -39,16 +39,25 @@ func writeNames(tx *gorm.DB, p note.Publication) error {
 
 // insertNames writes p's rows of the link index, which has none of p's yet.
 func insertNames(tx *gorm.DB, p note.Publication) error {
-	names := p.Names()
-	if p.Unpublished || len(names) == 0 {
+	rows := nameRows(p)
+	if len(rows) == 0 {
 		return nil
 	}
+	return tx.Create(&rows).Error
+}
+
+// nameRows are p's rows of the link index: none for an unpublished publication.
+func nameRows(p note.Publication) []nameRow {
+	if p.Unpublished {
+		return nil
+	}
+	names := p.Names()
 	rows := make([]nameRow, len(names))
 	for i, n := range names {
 		rows[i] = nameRow{PublicationCUID: p.CUID, AccountCUID: p.AccountCUID, Kind: n.Kind, Key: n.Key, Path: p.Path,
 			CreatedMS: p.CreatedAt.UnixMilli(), ExpiresAt: p.ExpiresAt}
 	}
-	return tx.Create(&rows).Error
+	return rows
 }
 
 // checkPathFree fails with a *note.PathTakenError when another of the account's
