@@ -98,7 +98,11 @@ func insert(html []byte, allowance int, gen placeholders) ([]byte, []Fallback) {
 	}
 	var left []Fallback
 	marker := []byte(gen.open + gen.nonce)
-	out := make([]byte, 0, len(html))
+	size := len(html)
+	for _, it := range gen.items {
+		size += len(it.markup)
+	}
+	out := make([]byte, 0, size)
 	for {
 		i := bytes.Index(html, marker)
 		if i < 0 {

@@ -267,9 +267,10 @@ func (l *fastState) match(rules []*chroma.CompiledRule) (int, *chroma.CompiledRu
 		}
 		match, err := rule.Regexp.FindRunesMatchStartingAt(l.Text, l.Pos)
 		if match != nil && err == nil && match.RuneIndex == l.Pos {
-			var groups []string
-			named := make(map[string]string)
-			for _, g := range match.Groups() {
+			matched := match.Groups()
+			groups := make([]string, 0, len(matched))
+			named := make(map[string]string, len(matched))
+			for _, g := range matched {
 				named[g.Name] = g.String()
 				groups = append(groups, g.String())
 			}
