@@ -25,7 +25,12 @@ type Write func(tx *gorm.DB) *gorm.DB
 // costs a round trip for each, and two more (BEGIN, COMMIT). On SQLite, in the process,
 // they run in a transaction. Only writes whose success is all the caller needs to know
 // belong in a batch: their results (rows affected, RETURNING) are not read.
+//
+// Given a transaction's handle, Batch runs writes in that transaction, one after another.
 func Batch(ctx context.Context, gdb *gorm.DB, writes ...Write) error {
+	if _, ok := gdb.Statement.ConnPool.(gorm.TxCommitter); ok {
+		return Run(gdb.WithContext(ctx), writes...)
+	}
 	b, ok := gdb.Config.Plugins[batchPlugin].(*batcher)
 	if !ok {
 		return gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error { return Run(tx, writes...) })

@@ -25,8 +25,9 @@ type batchRow struct {
 func (batchRow) TableName() string { return "batch_rows" }
 
 // TestABatchIsAllOrNothing: a batch whose last write fails leaves nothing of the others,
-// with the error gorm's own statements give; a batch that succeeds leaves all of it. On
-// Postgres it is sent as one batch (one span with every statement), not as a transaction.
+// with the error gorm's own statements give; a batch that succeeds leaves all of it; a
+// batch given a transaction is part of it. On Postgres it is sent as one batch (one span
+// with every statement), not as a transaction.
 func TestABatchIsAllOrNothing(t *testing.T) {
 	for _, backend := range []struct{ name, url string }{
 		{"postgres", testkit.NewPostgresDB(t)},
@@ -66,6 +67,16 @@ func TestABatchIsAllOrNothing(t *testing.T) {
 			}
 			if got := ids(); !slices.Equal(got, []int{3, 4}) {
 				t.Errorf("after a batch the table holds %v, want [3 4]", got)
+			}
+			undo := errors.New("undo")
+			err = gdb.Transaction(func(tx *gorm.DB) error {
+				if err := db.Batch(ctx, tx, insert(5, nil)); err != nil {
+					return err
+				}
+				return undo
+			})
+			if !errors.Is(err, undo) || slices.Contains(ids(), 5) {
+				t.Errorf("a batch in a transaction that was rolled back (%v) left row 5: %v", err, ids())
 			}
 			var note string
 			if err := gdb.Raw("SELECT note FROM batch_rows WHERE id = 3").Scan(&note).Error; err != nil || note != "c" {

@@ -25,6 +25,8 @@ import (
 // chroma's corpus.
 
 // fastLexer is a RegexLexer's rules compiled again, with each rule's first characters.
+// A lexer's rules are thus compiled twice (chroma compiles its own when asked for them),
+// once per process and lexer: chroma has about 250.
 type fastLexer struct {
 	lexer *chroma.RegexLexer
 	rules chroma.CompiledRules
@@ -99,7 +101,7 @@ func compileFast(r *chroma.RegexLexer) (*fastLexer, error) {
 			if err != nil {
 				return nil, fmt.Errorf("failed to compile rule %s.%d: %w", state, i, err)
 			}
-			re.MatchTimeout = 250 * time.Millisecond
+			re.MatchTimeout = 250 * time.Millisecond // as chroma sets it
 			c := &chroma.CompiledRule{Rule: rule, Regexp: re}
 			f.rules[state] = append(f.rules[state], c)
 			prefixes[c] = firstCharSet(pattern)
@@ -257,7 +259,8 @@ func (l *fastState) drain() (chroma.Token, bool) {
 }
 
 // match is chroma's matchRules, skipping the rules that cannot start with the
-// position's character.
+// position's character. A lexer whose mutators change its rules as it goes (Raku's)
+// changes them for every lexing of the process, as it does chroma's own.
 func (l *fastState) match(rules []*chroma.CompiledRule) (int, *chroma.CompiledRule, []string, map[string]string) {
 	first := l.f.first[l.State]
 	ch := l.Text[l.Pos]
