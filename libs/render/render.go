@@ -213,6 +213,19 @@ var policy = func() *bluemonday.Policy {
 	return p
 }()
 
+// sanitize is policy.SanitizeBytes with the output's buffer sized once: sanitized HTML is
+// about as long as its input (bluemonday's own buffer grows from nothing by doubling).
+func sanitize(in []byte) []byte {
+	if len(bytes.TrimSpace(in)) == 0 {
+		return in
+	}
+	out := bytes.NewBuffer(make([]byte, 0, len(in)+len(in)/8))
+	if err := policy.SanitizeReaderToWriter(bytes.NewReader(in), out); err != nil {
+		return nil // as SanitizeBytes: malformed beyond repair, nothing
+	}
+	return out.Bytes()
+}
+
 // noteDeadline bounds one render, from the call to the result.
 const noteDeadline = 3 * time.Second
 
@@ -352,7 +365,7 @@ func (r *run) pass(source []byte, doc ast.Node, plain map[*ast.FencedCodeBlock]b
 	if err := markdown.Renderer().Render(s, source, doc); err != nil {
 		return Result{}, err
 	}
-	html := policy.SanitizeBytes(s.buf)
+	html := sanitize(s.buf)
 	if s.raw {
 		html = balance(html)
 	}
