@@ -102,7 +102,7 @@ func useBatches(gdb *gorm.DB, cfg *gorm.Config, tp trace.TracerProvider) error {
 
 // send sends batch on a connection of the pool and reads every statement's result.
 func (b *batcher) send(ctx context.Context, batch *pgx.Batch) error {
-	pool, err := b.db.DB()
+	pool, err := b.build.DB() // the handle's own pool
 	if err != nil {
 		return err
 	}

@@ -21,17 +21,13 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 		return err
 	}
 	row.NextVersion = 1
-	// A new note's reads were cached nowhere: only the pages its names may be linked
-	// from are purged.
-	var purges []edge.Purge
-	if len(p.Names()) > 0 {
-		purges = []edge.Purge{{Account: p.AccountCUID}}
-	}
 	writes := []db.Write{func(tx *gorm.DB) *gorm.DB { return tx.Create(&row) }}
 	if names := nameRows(p); len(names) > 0 {
+		// A new note's reads were cached nowhere: only the pages its names may be
+		// linked from are purged.
 		writes = append(writes, func(tx *gorm.DB) *gorm.DB { return tx.Create(&names) })
+		writes = append(writes, s.outbox.Writes(edge.Purge{Account: p.AccountCUID})...)
 	}
-	writes = append(writes, s.outbox.Writes(purges...)...)
 	if len(images) > 0 {
 		return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			if err := checkPathFree(tx, p); err != nil {

@@ -301,23 +301,6 @@ func (c *capped) writeString(s string) {
 	}
 }
 
-// writeEscaped writes s escaped as html.EscapeString escapes it.
-func (c *capped) writeEscaped(s string) {
-	for len(s) > 0 && c.err == nil {
-		i := strings.IndexAny(s, `<>&'"`)
-		if i < 0 {
-			c.writeString(s)
-			return
-		}
-		c.writeString(s[:i])
-		c.writeString(htmlEscapes[s[i]])
-		s = s[i+1:]
-	}
-}
-
-// htmlEscapes are html.EscapeString's replacements.
-var htmlEscapes = map[byte]string{'<': "&lt;", '>': "&gt;", '&': "&amp;", '\'': "&#39;", '"': "&#34;"}
-
 // codeRef points the author to code block n: its first line of code that is not blank,
 // else its opening fence (the block has an info string, or it would not be highlighted).
 func codeRef(source []byte, n *ast.FencedCodeBlock) string {

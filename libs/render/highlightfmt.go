@@ -1,11 +1,15 @@
 package render
 
 import (
+	"html"
+
 	"github.com/alecthomas/chroma/v2"
 )
 
 // writeHighlighted writes the tokens of it as chroma's HTML formatter does with classes
-// (chromahtml.WithClasses, ClassPrefix(CodeClassPrefix), no line numbers): a pre, a code,
+// (chromahtml.WithClasses, ClassPrefix(CodeClassPrefix), no line numbers): classes, not
+// inline styles, which the page's Content-Security-Policy would block; the page's
+// stylesheet, made with the same prefix, colours them. A pre, a code,
 // each line in a span of class line holding a span of class cl, each token escaped in a
 // span of its class. It writes as the tokens come, so that a block over w's limit stops
 // being lexed once it is; chroma's formatter first collects every token. It returns w's
@@ -34,7 +38,7 @@ func writeHighlighted(w *capped, it chroma.Iterator) error {
 				w.writeString(class)
 				w.writeString(`">`)
 			}
-			w.writeEscaped(line)
+			w.writeString(html.EscapeString(line))
 			if class != "" {
 				w.writeString(`</span>`)
 			}
