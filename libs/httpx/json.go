@@ -41,28 +41,38 @@ func ReadBody(c *gin.Context, limit int64) ([]byte, error) {
 	if c.Request.ContentLength > limit {
 		return nil, TooLarge(limit)
 	}
-	b, err := io.ReadAll(http.MaxBytesReader(c.Writer, c.Request.Body, limit))
-	if err != nil {
+	// A declared length sizes the buffer once (with room to read the end without growing).
+	var b bytes.Buffer
+	b.Grow(int(max(c.Request.ContentLength, 0)) + bytes.MinRead)
+	if _, err := b.ReadFrom(http.MaxBytesReader(c.Writer, c.Request.Body, limit)); err != nil {
 		return nil, ReadError(err)
 	}
-	return b, nil
+	return b.Bytes(), nil
 }
 
 // UnmarshalJSON decodes exactly one JSON value from body into dst with the error codes of
-// DecodeJSON.
+// DecodeJSON. json.Unmarshal reads the body in place; only a body it refuses is read again,
+// by a Decoder, to tell a second value after the first from JSON that does not parse.
 func UnmarshalJSON(body []byte, dst any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(dst); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return errs.Newf(http.StatusBadRequest, errs.InvalidField, "Field %q must be of type %s.", te.Field, jsonType(te.Type.Kind().String()))
-		}
+	err := json.Unmarshal(body, dst)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te) && te.Field != "":
+		return errs.Newf(http.StatusBadRequest, errs.InvalidField, "Field %q must be of type %s.", te.Field, jsonType(te.Type.Kind().String()))
+	case oneValueThenMore(body):
+		return errs.New(http.StatusBadRequest, errs.InvalidBody, "The body must hold exactly one JSON value.")
+	default:
 		return errs.New(http.StatusBadRequest, errs.InvalidBody, "The body is not valid JSON.")
 	}
-	if dec.More() {
-		return errs.New(http.StatusBadRequest, errs.InvalidBody, "The body must hold exactly one JSON value.")
-	}
-	return nil
+}
+
+// oneValueThenMore reports whether body starts with a whole JSON value and goes on after it.
+func oneValueThenMore(body []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var first json.RawMessage
+	return dec.Decode(&first) == nil && dec.InputOffset() < int64(len(bytes.TrimRight(body, " \t\r\n")))
 }
 
 func jsonType(kind string) string {

@@ -120,18 +120,23 @@ func TestBadRequestsGetClearErrors(t *testing.T) {
 			contentType string
 			status      int
 			code        string
+			message     string // a part of the message, when it matters
 		}{
-			{"malformed JSON", `{"license_key":`, "application/json", 400, "invalid_body"},
-			{"not an object", `["a"]`, "application/json", 400, "invalid_body"},
-			{"two JSON values", `{} {}`, "application/json", 400, "invalid_body"},
-			{"field of the wrong type", `{"license_key":5,"instance_id":"x"}`, "application/json", 400, "invalid_field"},
-			{"not JSON at all", `license_key=a`, "application/x-www-form-urlencoded", 400, "unsupported_content_type"},
-			{"body over 64 KiB", `{"license_key":"` + strings.Repeat("a", 70_000) + `"}`, "application/json", 413, "payload_too_large"},
+			{"malformed JSON", `{"license_key":`, "application/json", 400, "invalid_body", "not valid JSON"},
+			{"not an object", `["a"]`, "application/json", 400, "invalid_body", "not valid JSON"},
+			{"two JSON values", `{} {}`, "application/json", 400, "invalid_body", "exactly one JSON value"},
+			{"a stray bracket after the value", `{"license_key":"a","instance_id":"b"} ]`, "application/json", 400, "invalid_body", "exactly one JSON value"},
+			{"field of the wrong type", `{"license_key":5,"instance_id":"x"}`, "application/json", 400, "invalid_field", "license_key"},
+			{"not JSON at all", `license_key=a`, "application/x-www-form-urlencoded", 400, "unsupported_content_type", ""},
+			{"body over 64 KiB", `{"license_key":"` + strings.Repeat("a", 70_000) + `"}`, "application/json", 413, "payload_too_large", ""},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
-				s.Do(t, testkit.Request{Method: "POST", Path: "/api/auth/publish", Body: []byte(c.body), ContentType: c.contentType}).
+				resp := s.Do(t, testkit.Request{Method: "POST", Path: "/api/auth/publish", Body: []byte(c.body), ContentType: c.contentType}).
 					Expect(t, c.status, c.code)
+				if !strings.Contains(string(resp.Body), c.message) {
+					t.Errorf("body %s does not say %q", resp.Body, c.message)
+				}
 			})
 		}
 	})
