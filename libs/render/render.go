@@ -173,7 +173,7 @@ var markdown = goldmark.New(
 		bounds{},
 		tables{},
 		extension.Strikethrough,
-		extension.Linkify,
+		autolinks{},
 		tasks{},
 		footnotes{},
 		codeBlocks{},
