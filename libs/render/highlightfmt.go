@@ -34,7 +34,7 @@ func writeHighlighted(w *capped, it chroma.Iterator) error {
 				open = true
 			}
 			if class != "" {
-				w.writeString(`<span class="`)
+				w.writeString(`<span class="` + CodeClassPrefix)
 				w.writeString(class)
 				w.writeString(`">`)
 			}
@@ -55,19 +55,13 @@ func writeHighlighted(w *capped, it chroma.Iterator) error {
 	return w.err
 }
 
-// tokenClass is the class of a token type, as chroma's formatter names it: the
-// standard name of the type or of its nearest ancestor that has one, prefixed.
+// tokenClass is the class of a token type as chroma's formatter names it, but for the
+// prefix: the standard name of the type or of its nearest ancestor that has one.
 func tokenClass(t chroma.TokenType) string {
 	for ; t != 0; t = t.Parent() {
 		if class, ok := chroma.StandardTypes[t]; ok {
-			if class == "" {
-				return ""
-			}
-			return CodeClassPrefix + class
+			return class
 		}
 	}
-	if class := chroma.StandardTypes[t]; class != "" {
-		return CodeClassPrefix + class
-	}
-	return ""
+	return chroma.StandardTypes[t]
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
@@ -197,6 +196,9 @@ func (f *fastLexer) tokenise(text string) chroma.Iterator {
 }
 
 // next is chroma's LexerState.Iterator with the rules filtered by their first characters.
+// A rule that only emits its whole match as one token type, with no mutator, gives its
+// token at once: what chroma's emitter would give through an iterator of its own, without
+// the groups nobody reads.
 func (l *fastState) next() chroma.Token {
 	for l.Pos < l.end && len(l.Stack) > 0 {
 		if t, ok := l.drain(); ok {
@@ -207,8 +209,8 @@ func (l *fastState) next() chroma.Token {
 		if !ok {
 			panic("unknown state " + l.State)
 		}
-		index, rule, groups, named := l.match(rules)
-		if groups == nil {
+		index, rule, match := l.match(rules)
+		if match == nil {
 			// As chroma (and Pygments) do: an unmatched newline empties the stack.
 			if l.Text[l.Pos] == '\n' && l.State != rootState {
 				l.Stack = []string{rootState}
@@ -218,9 +220,14 @@ func (l *fastState) next() chroma.Token {
 			return chroma.Token{Type: chroma.Error, Value: string(l.Text[l.Pos-1 : l.Pos])}
 		}
 		l.Rule = index
-		l.Groups = groups
-		l.NamedGroups = named
-		l.Pos += utf8.RuneCountInString(groups[0])
+		l.Pos += match.RuneLength
+		if t, plain := rule.Type.(chroma.TokenType); plain && rule.Mutator == nil {
+			if token := (chroma.Token{Type: t, Value: match.String()}); t != chroma.Ignore && token != chroma.EOF {
+				return token
+			}
+			continue
+		}
+		l.Groups, l.NamedGroups = groups(match)
 		if rule.Mutator != nil {
 			if err := rule.Mutator.Mutate(l.LexerState); err != nil {
 				panic(err)
@@ -261,7 +268,7 @@ func (l *fastState) drain() (chroma.Token, bool) {
 // match is chroma's matchRules, skipping the rules that cannot start with the
 // position's character. A lexer whose mutators change its rules as it goes (Raku's)
 // changes them for every lexing of the process, as it does chroma's own.
-func (l *fastState) match(rules []*chroma.CompiledRule) (int, *chroma.CompiledRule, []string, map[string]string) {
+func (l *fastState) match(rules []*chroma.CompiledRule) (int, *chroma.CompiledRule, *regexp2.Match) {
 	first := l.f.first[l.State]
 	ch := l.Text[l.Pos]
 	for i, rule := range rules {
@@ -270,17 +277,22 @@ func (l *fastState) match(rules []*chroma.CompiledRule) (int, *chroma.CompiledRu
 		}
 		match, err := rule.Regexp.FindRunesMatchStartingAt(l.Text, l.Pos)
 		if match != nil && err == nil && match.RuneIndex == l.Pos {
-			matched := match.Groups()
-			groups := make([]string, 0, len(matched))
-			named := make(map[string]string, len(matched))
-			for _, g := range matched {
-				named[g.Name] = g.String()
-				groups = append(groups, g.String())
-			}
-			return i, rule, groups, named
+			return i, rule, match
 		}
 	}
-	return 0, &chroma.CompiledRule{}, nil, nil
+	return 0, nil, nil
+}
+
+// groups are a match's groups as chroma's matchRules gives them: by number and by name.
+func groups(match *regexp2.Match) ([]string, map[string]string) {
+	matched := match.Groups()
+	groups := make([]string, len(matched))
+	named := make(map[string]string, len(matched))
+	for i, g := range matched {
+		groups[i] = g.String()
+		named[g.Name] = groups[i]
+	}
+	return groups, named
 }
 
 // ensureLF is chroma's: \r\n and \r become \n.
