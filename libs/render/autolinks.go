@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
@@ -27,10 +28,14 @@ func (autolinks) Extend(m goldmark.Markdown) {
 
 type quickLinkify struct{ parser.InlineParser }
 
+// linkifyTriggers are the characters Linkify skips when triggered by them (its Trigger,
+// which makes a new slice each call).
+const linkifyTriggers = " *_~("
+
 func (q quickLinkify) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	line, _ := block.PeekLine()
-	if len(line) > 0 && bytes.IndexByte(q.Trigger(), line[0]) >= 0 {
-		line = line[1:] // as linkify: the character it was triggered by
+	if len(line) > 0 && strings.IndexByte(linkifyTriggers, line[0]) >= 0 {
+		line = line[1:] // as Linkify: the character it was triggered by
 	}
 	if len(line) == 0 {
 		return nil
