@@ -11,10 +11,11 @@ import (
 )
 
 // Create implements note.Storer. A note without images is one batch (db.Batch): its row,
-// its names in the link index and the edge's purge, in one round trip on Postgres. A
-// path another publication holds is found by the unique index publications_path, and
-// only then looked up, to name the holder. A note with images also settles their
-// reservation, whose absence must undo the rest: a transaction.
+// its names in the link index and the edge's purge, in one round trip on Postgres. A note
+// with images also settles their reservation, whose absence must undo the rest: a
+// transaction. Either way, a path another publication holds is found by the unique index
+// publications_path, also when two publishes race for it, and only then looked up, to
+// name the holder.
 func (s *Store) Create(ctx context.Context, p note.Publication, images []note.StoredImage, reservation string) error {
 	row, err := toRow(p)
 	if err != nil {
@@ -29,10 +30,7 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 		writes = append(writes, s.outbox.Writes(edge.Purge{Account: p.AccountCUID})...)
 	}
 	if len(images) > 0 {
-		return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-			if err := checkPathFree(tx, p); err != nil {
-				return err
-			}
+		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			if err := settle(tx, reservation); err != nil {
 				return err
 			}
@@ -40,9 +38,18 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 				return err
 			}
 			return insertImages(tx, images)
-		}))
+		})
+	} else {
+		err = db.Batch(ctx, s.db, writes...)
 	}
-	err = db.Batch(ctx, s.db, writes...)
+	return s.pathTaken(ctx, err, p)
+}
+
+// pathTaken is err, classified, but for a unique violation by p's path, which becomes a
+// *note.PathTakenError naming the holder. The unique index publications_path decides
+// which of two writes racing for a path takes it; the other's transaction is then over,
+// and the holder is looked up after it.
+func (s *Store) pathTaken(ctx context.Context, err error, p note.Publication) error {
 	var taken *note.PathTakenError
 	if errors.Is(err, gorm.ErrDuplicatedKey) && p.Path != nil && errors.As(checkPathFree(s.db.WithContext(ctx), p), &taken) {
 		return taken

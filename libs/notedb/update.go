@@ -16,10 +16,11 @@ func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
 	return tx.Where("cuid = ? AND account_cuid = ? AND NOT unpublished", cuid, accountCUID)
 }
 
-// Update implements note.Storer.
+// Update implements note.Storer. A path another publication holds is found by the unique
+// index publications_path (Create).
 func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
 	apply func(*note.Publication, []string, note.ResolveNames) error) (note.Publication, error) {
-	var out note.Publication
+	var out, applied note.Publication
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var row publicationRow
 		// FOR UPDATE serialises concurrent updates of one publication on Postgres, so
@@ -49,12 +50,8 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		if err := apply(&p, names, resolve); err != nil {
 			return err
 		}
+		applied = p
 		pathChanged := !samePath(old.Path, p.Path)
-		if pathChanged {
-			if err := checkPathFree(tx, p); err != nil {
-				return err
-			}
-		}
 		next, err := toRow(p)
 		if err != nil {
 			return err
@@ -82,7 +79,10 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		changed := note.LinksChange(old, p, func(a, b string) bool { return false })
 		return s.outbox.Write(tx, linkPurges(accountCUID, cuid, note.ExpiryChange(old, p), changed)...)
 	})
-	return out, db.Classify(err)
+	if err != nil {
+		return note.Publication{}, s.pathTaken(ctx, err, applied)
+	}
+	return out, nil
 }
 
 // imageNames are the names of the publication's images and of the new images, which

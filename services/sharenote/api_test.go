@@ -72,6 +72,20 @@ func TestEveryPathAnswers405ToOtherMethods(t *testing.T) {
 // the images' URLs.
 func publishWithImages(t *testing.T, s *testkit.Server, token string, fields map[string]string) (string, []string) {
 	t.Helper()
+	var created struct{ CUID string }
+	s.Do(t, imagesRequest(token, fields)).Expect(t, 200, "").Decode(t, &created)
+	var n struct{ Content string }
+	s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + created.CUID}).Expect(t, 200, "").Decode(t, &n)
+	urls := regexp.MustCompile(`/api/images/[^)\s]+`).FindAllString(n.Content, -1)
+	if len(urls) != 2 {
+		t.Fatalf("content %q does not link both images", n.Content)
+	}
+	return created.CUID, urls
+}
+
+// imagesRequest is a multipart publish of fields with two images, one.png (108 bytes)
+// and two.gif (56 bytes).
+func imagesRequest(token string, fields map[string]string) testkit.Request {
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	for k, v := range fields {
@@ -88,16 +102,7 @@ func publishWithImages(t *testing.T, s *testkit.Server, token string, fields map
 		_, _ = part.Write(data)
 	}
 	_ = w.Close()
-	var created struct{ CUID string }
-	s.Do(t, testkit.Request{Method: "POST", Path: "/api/publish", Token: token, Body: body.Bytes(), ContentType: w.FormDataContentType()}).
-		Expect(t, 200, "").Decode(t, &created)
-	var n struct{ Content string }
-	s.Do(t, testkit.Request{Method: "GET", Path: "/api/notes/" + created.CUID}).Expect(t, 200, "").Decode(t, &n)
-	urls := regexp.MustCompile(`/api/images/[^)\s]+`).FindAllString(n.Content, -1)
-	if len(urls) != 2 {
-		t.Fatalf("content %q does not link both images", n.Content)
-	}
-	return created.CUID, urls
+	return testkit.Request{Method: "POST", Path: "/api/publish", Token: token, Body: body.Bytes(), ContentType: w.FormDataContentType()}
 }
 
 func imageBytesUsed(t *testing.T, s *testkit.Server, token string) float64 {

@@ -1,8 +1,10 @@
 package sharenote_test
 
 import (
+	"fmt"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,6 +33,79 @@ func TestPathsAreCheckedAndUniquePerAccount(t *testing.T) {
 			JSON: map[string]any{"content": "y", "path": "GARDEN/plan.md"}}).Expect(t, 400, "invalid_field").Decode(t, &taken)
 		if taken.Cuid != holder {
 			t.Errorf("a taken path (by match key) answered %+v, want the holder's cuid %s", taken, holder)
+		}
+		// With images too: the images are not kept, nor counted.
+		s.Do(t, imagesRequest(acc.Token, map[string]string{"content": "![[one.png]]", "path": "garden/PLAN.md"})).
+			Expect(t, 400, "invalid_field").Decode(t, &taken)
+		if taken.Cuid != holder {
+			t.Errorf("a taken path in a multipart publish answered %+v, want the holder's cuid %s", taken, holder)
+		}
+		if used := imageBytesUsed(t, s, acc.Token); used != 0 {
+			t.Errorf("image_bytes_used = %v after a publish refused for its path, want 0", used)
+		}
+		// Multipart publishes racing for one path: one takes it, and each other is told
+		// which note did, and keeps no image.
+		racer := s.NewAccount(t, "racer")
+		for round := range 4 {
+			path := fmt.Sprintf("Race/%d.md", round)
+			answers := make([]*testkit.Response, 4)
+			var wg sync.WaitGroup
+			for i := range answers {
+				wg.Go(func() {
+					answers[i] = s.Do(t, imagesRequest(racer.Token, map[string]string{"content": "x", "path": path}))
+				})
+			}
+			wg.Wait()
+			var winner struct{ CUID string }
+			for _, a := range answers {
+				if a.Status == 200 {
+					if winner.CUID != "" {
+						t.Fatalf("%s was published twice", path)
+					}
+					a.Decode(t, &winner)
+				}
+			}
+			for _, a := range answers {
+				if a.Status != 200 {
+					a.Expect(t, 400, "invalid_field").Decode(t, &taken)
+					if taken.Cuid != winner.CUID {
+						t.Errorf("a publish that lost the race for %s answered %s, want the winner %s", path, a.Body, winner.CUID)
+					}
+				}
+			}
+		}
+		if used := imageBytesUsed(t, s, racer.Token); used != 4*(108+56) {
+			t.Errorf("image_bytes_used = %v after the races, want %v (the winners' images alone)", used, 4*(108+56))
+		}
+		// And PATCHes moving notes to one path at once.
+		movers := make([]string, 4)
+		for i := range movers {
+			movers[i] = publishJSON(t, s, racer.Token, map[string]any{"content": "x", "path": fmt.Sprintf("Movers/%d.md", i)})
+		}
+		answers := make([]*testkit.Response, len(movers))
+		var wg sync.WaitGroup
+		for i, cuid := range movers {
+			wg.Go(func() {
+				answers[i] = s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + cuid, Token: racer.Token, JSON: map[string]any{"path": "Moved.md"}})
+			})
+		}
+		wg.Wait()
+		var moved string
+		for i, a := range answers {
+			if a.Status == 200 {
+				if moved != "" {
+					t.Fatalf("two notes moved to one path")
+				}
+				moved = movers[i]
+			}
+		}
+		for _, a := range answers {
+			if a.Status != 200 {
+				a.Expect(t, 400, "invalid_field").Decode(t, &taken)
+				if taken.Cuid != moved {
+					t.Errorf("a PATCH that lost the race for a path answered %s, want the winner %s", a.Body, moved)
+				}
+			}
 		}
 		second := publishJSON(t, s, acc.Token, map[string]any{"content": "y", "path": "Garden/Other.md"})
 		s.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + second, Token: acc.Token,
