@@ -165,14 +165,15 @@ func (r *report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n== sharenote load bench: wrk, c=%d, 2 threads, warm-up %v, %v per measurement, Postgres + Redis + MinIO, random X-Forwarded-For per request\n",
 		r.cfg.concurrency, r.cfg.warmup, r.cfg.duration)
-	cells := [][]string{{"case", "req/s", "bare req/s", "ratio", "goal", "", "p50", "p99", "bare p99", "CPU/req", "bare CPU/req"}}
+	cells := [][]string{{"case", "req/s", "bare req/s", "ratio", "goal", "", "p50", "p99", "bare p99", "CPU/req", "bare CPU/req", "PG+Redis/req", "bare PG+Redis/req"}}
 	for _, x := range r.rows {
 		line := []string{x.name, fmt.Sprintf("%.0f", x.app.Throughput()), "-", "-", "-", "",
 			load.Round(x.app.P50).String(), load.Round(x.app.P99).String(), "-",
-			load.Round(x.app.CPUPerRequest()).String(), "-"}
+			load.Round(x.app.CPUPerRequest()).String(), "-", servicesCPU(x.app), "-"}
 		if x.bare.Requests > 0 {
 			line[2] = fmt.Sprintf("%.0f", x.bare.Throughput())
 			line[10] = load.Round(x.bare.CPUPerRequest()).String()
+			line[12] = servicesCPU(x.bare)
 			if x.showBareP99 {
 				line[8] = load.Round(x.bare.P99).String()
 			}
@@ -187,7 +188,7 @@ func (r *report) String() string {
 			}
 		}
 		if x.latencyOnly {
-			line[1], line[2], line[6], line[9], line[10] = "", "", "", "", ""
+			line[1], line[2], line[6], line[9], line[10], line[11], line[12] = "", "", "", "", "", "", ""
 		}
 		cells = append(cells, line)
 	}
@@ -219,8 +220,26 @@ func (r *report) String() string {
 	}
 	fmt.Fprintf(&b, "machine: %s/%s, %d CPUs%s, GOMAXPROCS=%d, %s\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), cpuModel(), runtime.GOMAXPROCS(0), runtime.Version())
 	b.WriteString("CPU/req: CPU time of the test process (the servers; not wrk, Postgres or Redis) per request; steadier than req/s on a shared machine\n")
+	b.WriteString("PG+Redis/req: CPU time of the local postgres and redis-server processes per request, in ticks of 10 ms (a server's cost in its services)\n")
 	b.WriteString("command: make bench  (" + loadCommand + ")\n")
 	return b.String()
+}
+
+// watched are the processes whose CPU a measurement reads besides the test process's:
+// the services the app uses (and the bare publish handler's Postgres).
+var watched = []string{"postgres", "redis-server"}
+
+// servicesCPU is what the watched processes spent per request of res, "-" where it was
+// not read.
+func servicesCPU(res load.Result) string {
+	if res.Watched == nil || res.Requests == 0 {
+		return "-"
+	}
+	var sum time.Duration
+	for _, d := range res.Watched {
+		sum += d
+	}
+	return load.Round(sum / time.Duration(res.Requests)).String()
 }
 
 // cpuModel names the processor, best effort (Linux only).
@@ -319,7 +338,7 @@ func compare(t *testing.T, cfg benchConfig, what string, app, bare load.Target) 
 
 func runWrk(t *testing.T, cfg benchConfig, warmup, d time.Duration, tg load.Target) load.Result {
 	t.Helper()
-	res, err := load.Run(context.Background(), load.Config{Bin: cfg.wrk, Connections: cfg.concurrency, Warmup: warmup, Duration: d}, tg)
+	res, err := load.Run(context.Background(), load.Config{Bin: cfg.wrk, Connections: cfg.concurrency, Warmup: warmup, Duration: d, Watch: watched}, tg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -546,6 +565,8 @@ func benchPublish(t *testing.T, cfg benchConfig, rep *report) {
 	x.app, x.bare = compare(t, cfg, "publish", publish(s.URL), publish(bare.URL))
 	x.ratio = ratio(x.app.Throughput(), x.bare.Throughput())
 	rep.add(x)
+	rep.note("publish: Postgres %v and Redis %v of CPU per publish; Postgres %v per bare INSERT",
+		load.Round(x.app.WatchedPerRequest("postgres")), load.Round(x.app.WatchedPerRequest("redis-server")), load.Round(x.bare.WatchedPerRequest("postgres")))
 	p99 := x
 	p99.name = "publish p99 vs bare p99"
 	p99.ratio = ratio(float64(x.app.P99), float64(x.bare.P99))

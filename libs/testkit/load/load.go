@@ -38,6 +38,9 @@ type Result struct {
 	// this process, CPU per request compares two servers even on a machine that other work
 	// keeps busy, which throughput alone cannot.
 	CPU time.Duration
+	// Watched is the CPU time of the processes of each name in Config.Watch during the
+	// recording window, counted in ticks of 10 ms (empty where /proc cannot be read).
+	Watched map[string]time.Duration
 }
 
 // Throughput is the number of answered requests per second.
@@ -54,6 +57,15 @@ func (r Result) CPUPerRequest() time.Duration {
 		return 0
 	}
 	return r.CPU / time.Duration(r.Requests)
+}
+
+// WatchedPerRequest is the CPU time of the processes named name divided by the answered
+// requests.
+func (r Result) WatchedPerRequest(name string) time.Duration {
+	if r.Requests == 0 {
+		return 0
+	}
+	return r.Watched[name] / time.Duration(r.Requests)
 }
 
 // Failed is the number of requests that were not answered with 2xx or 3xx.
@@ -107,6 +119,12 @@ func Merge(rs ...Result) Result {
 		m.Bytes += r.Bytes
 		m.Elapsed += r.Elapsed
 		m.CPU += r.CPU
+		for name, d := range r.Watched {
+			if m.Watched == nil {
+				m.Watched = map[string]time.Duration{}
+			}
+			m.Watched[name] += d
+		}
 	}
 	median := func(f func(Result) time.Duration) time.Duration {
 		ds := make([]time.Duration, len(rs))

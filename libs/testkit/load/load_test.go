@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -181,7 +183,10 @@ func TestRunMeasuresTheProcessCPUOfTheWindow(t *testing.T) {
 		_, _ = w.Write(sum[:1])
 	}))
 	t.Cleanup(srv.Close)
-	res, err := load.Run(context.Background(), load.Config{Bin: bin, Connections: 2, Duration: time.Second},
+	// This process, watched by its name in /proc, is seen to spend what it spends.
+	self, _ := os.ReadFile("/proc/self/comm")
+	name := strings.TrimSpace(string(self))
+	res, err := load.Run(context.Background(), load.Config{Bin: bin, Connections: 2, Duration: time.Second, Watch: []string{name, "no-such-process"}},
 		load.Target{URL: srv.URL, Paths: []string{"/"}})
 	if err != nil {
 		t.Fatal(err)
@@ -191,6 +196,16 @@ func TestRunMeasuresTheProcessCPUOfTheWindow(t *testing.T) {
 	limit := time.Duration(runtime.NumCPU())*1500*time.Millisecond + 50*time.Millisecond
 	if res.CPU <= 0 || res.CPU > limit || res.CPUPerRequest() < 20*time.Microsecond {
 		t.Errorf("CPU %v for %d requests (%v per request)", res.CPU, res.Requests, res.CPUPerRequest())
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	// /proc counts in ticks of 10 ms, getrusage finer.
+	if got := res.Watched[name]; got < res.CPU/2 || got > res.CPU*3/2+20*time.Millisecond {
+		t.Errorf("watched %q used %v, this process %v", name, got, res.CPU)
+	}
+	if got, ok := res.Watched["no-such-process"]; !ok || got != 0 {
+		t.Errorf("a process that is not running used %v (reported: %v)", got, ok)
 	}
 }
 
@@ -223,12 +238,15 @@ func TestStringSaysWhatFailed(t *testing.T) {
 func TestMergeSumsCountsAndTakesTheMedianPercentile(t *testing.T) {
 	ms := time.Millisecond
 	m := load.Merge(
-		load.Result{Requests: 10, Bad: 1, Bytes: 100, Elapsed: time.Second, CPU: ms, P50: 1 * ms, P90: 5 * ms, P99: 30 * ms},
-		load.Result{Requests: 20, Errors: 2, Bytes: 200, Elapsed: time.Second, CPU: 2 * ms, P50: 3 * ms, P90: 6 * ms, P99: 10 * ms},
+		load.Result{Requests: 10, Bad: 1, Bytes: 100, Elapsed: time.Second, CPU: ms, P50: 1 * ms, P90: 5 * ms, P99: 30 * ms,
+			Watched: map[string]time.Duration{"postgres": ms}},
+		load.Result{Requests: 20, Errors: 2, Bytes: 200, Elapsed: time.Second, CPU: 2 * ms, P50: 3 * ms, P90: 6 * ms, P99: 10 * ms,
+			Watched: map[string]time.Duration{"postgres": 2 * ms, "redis-server": ms}},
 		load.Result{Requests: 30, Bytes: 300, Elapsed: time.Second, CPU: 3 * ms, P50: 2 * ms, P90: 4 * ms, P99: 20 * ms},
 	)
-	want := load.Result{Requests: 60, Bad: 1, Errors: 2, Bytes: 600, Elapsed: 3 * time.Second, CPU: 6 * ms, P50: 2 * ms, P90: 5 * ms, P99: 20 * ms}
-	if m != want || m.Throughput() != 20 {
+	want := load.Result{Requests: 60, Bad: 1, Errors: 2, Bytes: 600, Elapsed: 3 * time.Second, CPU: 6 * ms, P50: 2 * ms, P90: 5 * ms, P99: 20 * ms,
+		Watched: map[string]time.Duration{"postgres": 3 * ms, "redis-server": ms}}
+	if !reflect.DeepEqual(m, want) || m.Throughput() != 20 || m.WatchedPerRequest("postgres") != 50*time.Microsecond {
 		t.Errorf("merged %+v, want %+v", m, want)
 	}
 }

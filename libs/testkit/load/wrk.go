@@ -62,6 +62,10 @@ type Config struct {
 	// the caches of the server under test; Duration is the recorded run. wrk counts whole
 	// seconds: both are rounded up to one.
 	Warmup, Duration time.Duration
+	// Watch names local processes (by their name in /proc, such as postgres and
+	// redis-server) whose CPU time during the recorded run goes into Result.Watched, so
+	// that a server's cost in its database shows beside its own (Linux only).
+	Watch []string
 }
 
 // Run runs wrk against tg: a warm-up, then the recorded run. It fails when wrk cannot run
@@ -84,14 +88,20 @@ func Run(ctx context.Context, cfg Config, tg Target) (Result, error) {
 			return Result{}, err
 		}
 	}
-	cpu := processCPU()
+	cpu, watched := processCPU(), namedCPU(cfg.Watch)
 	out, err := wrk(ctx, cfg.Bin, seconds(cfg.Duration), args)
-	used := processCPU() - cpu
+	used, watchedAfter := processCPU()-cpu, namedCPU(cfg.Watch)
 	if err != nil {
 		return Result{}, err
 	}
 	res, err := parse(out)
 	res.CPU = max(used, 0)
+	if len(cfg.Watch) > 0 {
+		res.Watched = make(map[string]time.Duration, len(cfg.Watch))
+		for _, name := range cfg.Watch {
+			res.Watched[name] = max(watchedAfter[name]-watched[name], 0)
+		}
+	}
 	return res, err
 }
 

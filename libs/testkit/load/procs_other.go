@@ -1,0 +1,8 @@
+//go:build !linux
+
+package load
+
+import "time"
+
+// namedCPU is not measured on this platform: Result.Watched stays empty.
+func namedCPU([]string) map[string]time.Duration { return nil }
