@@ -26,7 +26,7 @@ type rawRequest struct {
 	f    *fixture
 	conn net.Conn
 	r    *bufio.Reader
-	sent time.Time // when the head was written
+	sent time.Time // when the head began to be written: the server cannot have it before
 }
 
 // rawPublish writes the head of POST /api/publish declaring length bytes of body
@@ -44,10 +44,11 @@ func (f *fixture) rawPublish(t *testing.T, token, contentType string, length int
 	}
 	head := fmt.Sprintf("POST /api/publish HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer %s\r\nContent-Type: %s\r\n%s\r\n\r\n",
 		token, contentType, framing)
+	sent := time.Now()
 	if _, err := conn.Write([]byte(head)); err != nil {
 		t.Fatal(err)
 	}
-	return &rawRequest{f: f, conn: conn, r: bufio.NewReader(conn), sent: time.Now()}
+	return &rawRequest{f: f, conn: conn, r: bufio.NewReader(conn), sent: sent}
 }
 
 // write sends more of the body; an error means the server closed the connection.
