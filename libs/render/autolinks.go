@@ -15,7 +15,7 @@ import (
 // autolinks is goldmark's Linkify (GFM's autolinks: bare URLs and email addresses),
 // asked only where it can find a link. It triggers on every space of a note's text, and
 // each call looks for a URL scheme and then scans the word for an email address: about a
-// twentieth of a publish's parsing. A link it finds starts, after the one trigger
+// fifth of the parse of an everyday note. A link it finds starts, after the one trigger
 // character it skips, with "http:", "https:", "ftp:" or "www." (its default schemes), or
 // is an email address, whose "@" comes within the 64 bytes of its local part
 // (util.FindEmailIndex). Elsewhere it finds nothing, and autolinks does not ask it.
