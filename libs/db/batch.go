@@ -77,13 +77,12 @@ const batchPlugin = "sharenote:batch"
 // without the tracing plugin, which would record a span for each statement it does not
 // run), and the tracer of the batches' spans.
 type batcher struct {
-	db     *gorm.DB
 	build  *gorm.DB
 	tracer trace.Tracer
 }
 
-func (*batcher) Name() string                    { return batchPlugin }
-func (b *batcher) Initialize(gdb *gorm.DB) error { b.db = gdb; return nil }
+func (*batcher) Name() string              { return batchPlugin }
+func (*batcher) Initialize(*gorm.DB) error { return nil }
 
 // useBatches makes Batch send gdb's batches in one round trip; cfg is gdb's configuration.
 func useBatches(gdb *gorm.DB, cfg *gorm.Config, tp trace.TracerProvider) error {

@@ -24,11 +24,7 @@ func (o *Outbox) On() bool { return o != nil }
 
 // Write inserts purges through tx (the change's transaction), due at once.
 func (o *Outbox) Write(tx *gorm.DB, purges ...Purge) error {
-	rows := o.rows(purges)
-	if len(rows) == 0 {
-		return nil
-	}
-	if err := tx.Create(&rows).Error; err != nil {
+	if err := db.Run(tx, o.Writes(purges...)...); err != nil {
 		return fmt.Errorf("write edge purges: %w", err)
 	}
 	return nil
@@ -36,15 +32,6 @@ func (o *Outbox) Write(tx *gorm.DB, purges ...Purge) error {
 
 // Writes are Write as writes of the change's db.Batch: none when o writes nothing.
 func (o *Outbox) Writes(purges ...Purge) []db.Write {
-	rows := o.rows(purges)
-	if len(rows) == 0 {
-		return nil
-	}
-	return []db.Write{func(tx *gorm.DB) *gorm.DB { return tx.Create(&rows) }}
-}
-
-// rows are the rows of purges, due at once; none when o writes nothing.
-func (o *Outbox) rows(purges []Purge) []row {
 	if o == nil || len(purges) == 0 {
 		return nil
 	}
@@ -53,7 +40,7 @@ func (o *Outbox) rows(purges []Purge) []row {
 	for i, p := range purges {
 		rows[i] = row{AccountCUID: p.Account, NoteCUID: p.Note, Hard: p.Hard, CreatedMS: ms, DueMS: ms}
 	}
-	return rows
+	return []db.Write{func(tx *gorm.DB) *gorm.DB { return tx.Create(&rows) }}
 }
 
 // row is a row of edge_purges.

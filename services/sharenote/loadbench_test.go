@@ -236,10 +236,10 @@ func servicesCPU(res load.Result) string {
 		return "-"
 	}
 	var sum time.Duration
-	for _, d := range res.Watched {
-		sum += d
+	for name := range res.Watched {
+		sum += res.WatchedPerRequest(name)
 	}
-	return load.Round(sum / time.Duration(res.Requests)).String()
+	return load.Round(sum).String()
 }
 
 // cpuModel names the processor, best effort (Linux only).

@@ -39,7 +39,7 @@ type Result struct {
 	// keeps busy, which throughput alone cannot.
 	CPU time.Duration
 	// Watched is the CPU time of the processes of each name in Config.Watch during the
-	// recording window, counted in ticks of 10 ms (empty where /proc cannot be read).
+	// recording window, counted in ticks of 10 ms; nil where /proc cannot be read.
 	Watched map[string]time.Duration
 }
 

@@ -4,5 +4,5 @@ package load
 
 import "time"
 
-// namedCPU is not measured on this platform: Result.Watched stays empty.
+// namedCPU is not measured on this platform: Result.Watched stays nil.
 func namedCPU([]string) map[string]time.Duration { return nil }

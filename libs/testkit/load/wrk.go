@@ -96,7 +96,7 @@ func Run(ctx context.Context, cfg Config, tg Target) (Result, error) {
 	}
 	res, err := parse(out)
 	res.CPU = max(used, 0)
-	if len(cfg.Watch) > 0 {
+	if watched != nil {
 		res.Watched = make(map[string]time.Duration, len(cfg.Watch))
 		for _, name := range cfg.Watch {
 			res.Watched[name] = max(watchedAfter[name]-watched[name], 0)
