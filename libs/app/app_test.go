@@ -215,9 +215,12 @@ func TestObjectStoreDownStaysReadyAndNamesIt(t *testing.T) {
 		t.Errorf(`sharenote_dependency_up{dependency="object_store"} = %q with the store down, want 0`, got)
 	}
 	minio.Start()
-	if _, rd := readiness(t, s); rd.Checks["object_store"] != "up" {
-		t.Errorf("/readyz %+v once the store is back, want object_store up", rd)
-	}
+	// The first ping right after MinIO says it is ready may still fail (it did once in CI):
+	// the check must come back up, within a bound.
+	testkit.Eventually(t, 5*time.Second, "/readyz names the object store up once it is back", func() bool {
+		_, rd := readiness(t, s)
+		return rd.Checks["object_store"] == "up"
+	})
 }
 
 func TestDatabaseDownStaysReadyAndNamesIt(t *testing.T) {
