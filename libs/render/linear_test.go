@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // shapes are the inputs that took a render time quadratic in their length, or worse,
@@ -65,17 +66,20 @@ func renderTime(tb testing.TB, src string, n int) time.Duration {
 }
 
 // cpuTime is the CPU time the process has taken so far.
-func cpuTime(tb testing.TB) time.Duration { return rusage(tb, syscall.RUSAGE_SELF) }
+func cpuTime(tb testing.TB) time.Duration { return clock(tb, unix.CLOCK_PROCESS_CPUTIME_ID) }
 
 // threadTime is the CPU time the calling thread has taken so far.
-func threadTime(tb testing.TB) time.Duration { return rusage(tb, syscall.RUSAGE_THREAD) }
+func threadTime(tb testing.TB) time.Duration { return clock(tb, unix.CLOCK_THREAD_CPUTIME_ID) }
 
-func rusage(tb testing.TB, who int) time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(who, &u); err != nil {
+// clock reads a CPU-time clock to the nanosecond the scheduler counts. Not getrusage:
+// it gives a thread's time as sampled at the ticks, so on the VMs CI runs on a
+// thousand renders of 20 µs each could read as no time at all.
+func clock(tb testing.TB, id int32) time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(id, &ts); err != nil {
 		tb.Fatal(err)
 	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+	return time.Duration(ts.Nano())
 }
 
 // note is unit repeated to exactly size bytes.
@@ -87,9 +91,9 @@ func note(unit string, size int) string {
 // times as make large bytes too, and reports an error when the large note takes over
 // ratio times the CPU time of the many small ones, plus slack: a render quadratic in its
 // length takes large/small times as long. Both are rendered again until they take some
-// tens of milliseconds, as the kernel may count a thread's CPU time in ticks of a few;
-// each takes the shortest of up to three tries; and the slack is for a busy, shared
-// machine.
+// tens of milliseconds, so that a few preemptions and a garbage collection do not
+// decide; each takes the shortest of up to three tries; and the slack is for a busy,
+// shared machine.
 func linearity(tb testing.TB, unit string, small, large int, ratio float64, slack time.Duration) error {
 	tb.Helper()
 	runtime.LockOSThread()
