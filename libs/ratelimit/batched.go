@@ -28,8 +28,8 @@ var _ Limiter = (*Batched)(nil)
 // The request that finds the chunk spent syncs the key inline first: one Lua call charges
 // the pending requests to the shared TAT and returns it, and the request is decided
 // against the fresh view. A background flusher syncs every key with pending requests once
-// per flush interval, in pipelines of at most 1,000 keys, so that views stay fresh and a
-// chunk is rarely spent between flushes. A key this process has not seen starts at
+// per flush interval, in pipelines of at most 1,000 keys and 100 keys to a Lua call, so
+// that views stay fresh and a chunk is rarely spent between flushes. A key this process has not seen starts at
 // a full burst, like a key Redis has not seen. A rejected request is not charged and costs
 // no I/O; its RetryAfter comes from the local view.
 //

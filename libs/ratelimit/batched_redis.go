@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,13 +17,13 @@ func (b *Batched) syncInline(ctx context.Context, k bkey, iv int64, n int) (int6
 	b.inlineSyncs.Inc()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), b.syncTimeout)
 	defer cancel()
-	off, err := parseOffset(chargeScript.Run(ctx, b.rdb, []string{b.redisKey(k)}, time.Duration(iv).Seconds(), n))
+	offs, err := parseOffsets(chargeScript.Run(ctx, b.rdb, []string{b.redisKey(k)}, time.Duration(iv).Seconds(), n), 1)
 	if err != nil {
 		b.failed(err)
 		return 0, err
 	}
 	b.down.Store(false)
-	return off, nil
+	return offs[0], nil
 }
 
 // allowUntracked decides a key that finds its shard full, as the Redis limiter does.
@@ -71,7 +72,6 @@ type flushItem struct {
 	k   bkey
 	iv  int64
 	n   int
-	cmd *redis.Cmd
 	off int64
 	err error
 }
@@ -132,39 +132,54 @@ func (b *Batched) flush(ctx context.Context) error {
 	return firstErr
 }
 
-// exec sends one pipeline of charges and records each key's answer in its item.
+// exec sends one pipeline of charges, a script call for every scriptKeys keys, and
+// records each key's answer in its item. A call that fails fails all its keys; one that
+// failed part way (Redis out of memory) has charged the keys before the failure, which
+// are charged again later, up to what their views hold (charge): stricter, never looser.
 func (b *Batched) exec(ctx context.Context, batch []flushItem) error {
 	b.flushSyncs.Inc()
 	ctx, cancel := context.WithTimeout(ctx, b.flushTimeout)
 	defer cancel()
-	send := func(only func(*flushItem) bool) {
+	calls := make([]*redis.Cmd, (len(batch)+scriptKeys-1)/scriptKeys)
+	part := func(c int) []flushItem { return batch[c*scriptKeys : min((c+1)*scriptKeys, len(batch))] }
+	send := func(only func(*redis.Cmd) bool) {
 		_, _ = b.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for j := range batch {
-				if it := &batch[j]; only(it) {
-					it.cmd = chargeScript.EvalSha(ctx, p, []string{b.redisKey(it.k)}, time.Duration(it.iv).Seconds(), it.n)
+			for c := range calls {
+				if !only(calls[c]) {
+					continue
 				}
+				items := part(c)
+				keys, args := make([]string, len(items)), make([]any, 0, 2*len(items))
+				for j, it := range items {
+					keys[j] = b.redisKey(it.k)
+					args = append(args, time.Duration(it.iv).Seconds(), it.n)
+				}
+				calls[c] = chargeScript.EvalSha(ctx, p, keys, args...)
 			}
 			return nil
 		})
 	}
-	noScript := func(it *flushItem) bool { return redis.HasErrorPrefix(it.cmd.Err(), "NOSCRIPT") }
-	send(func(*flushItem) bool { return true })
-	for j := range batch {
+	noScript := func(cmd *redis.Cmd) bool { return redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") }
+	send(func(*redis.Cmd) bool { return true })
+	if slices.ContainsFunc(calls, noScript) {
 		// A Redis that restarted or never saw the script refuses EVALSHA without running
-		// it; such keys are sent again once the script is loaded.
-		if noScript(&batch[j]) {
-			if err := chargeScript.Load(ctx, b.rdb).Err(); err == nil {
-				send(noScript)
-			}
-			break
+		// it; such calls are sent again once the script is loaded.
+		if err := chargeScript.Load(ctx, b.rdb).Err(); err == nil {
+			send(noScript)
 		}
 	}
 	var firstErr error
-	for j := range batch {
-		it := &batch[j]
-		it.off, it.err = parseOffset(it.cmd)
-		if it.err != nil && firstErr == nil {
-			firstErr = it.err
+	for c, cmd := range calls {
+		items := part(c)
+		offs, err := parseOffsets(cmd, len(items))
+		for j := range items {
+			items[j].err = err
+			if err == nil {
+				items[j].off = offs[j]
+			}
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
 	}
 	if firstErr != nil {
@@ -199,37 +214,59 @@ func (b *Batched) redisKey(k bkey) string {
 	return "rate:" + b.prefix + k.name + ":" + k.key
 }
 
-// parseOffset reads the answer of chargeScript: the TAT minus now, in seconds.
-func parseOffset(cmd *redis.Cmd) (int64, error) {
-	s, err := cmd.Text()
-	if err != nil {
-		return 0, fmt.Errorf("rate limit sync: %w", err)
+// parseOffsets reads the answer of chargeScript for n keys: each key's TAT minus now, in
+// seconds.
+func parseOffsets(cmd *redis.Cmd, n int) ([]int64, error) {
+	ss, err := cmd.StringSlice()
+	if err == nil && len(ss) != n {
+		err = fmt.Errorf("%d answers for %d keys", len(ss), n)
 	}
-	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
-		return 0, fmt.Errorf("rate limit sync: %w", err)
+		return nil, fmt.Errorf("rate limit sync: %w", err)
 	}
-	return int64(f * float64(time.Second)), nil
+	offs := make([]int64, n)
+	for i, s := range ss {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("rate limit sync: %w", err)
+		}
+		offs[i] = int64(f * float64(time.Second))
+	}
+	return offs, nil
 }
 
-// chargeScript adds ARGV[2] requests to the TAT of KEYS[1] for an emission interval of
-// ARGV[1] seconds, without refusing any: they were admitted already, and a TAT past the
-// burst makes later requests wait for the excess. It returns the TAT minus now, in
-// seconds. The TAT is stored as redis_rate stores it (seconds since 2017-01-01 on Redis's
-// clock, expiring when it has passed), so both limiters read each other's counters.
+// chargeScript charges each key KEYS[i] with ARGV[2i] requests on its TAT, for an
+// emission interval of ARGV[2i-1] seconds, without refusing any: they were admitted
+// already, and a TAT past the burst makes later requests wait for the excess. It returns
+// each TAT minus now, in seconds, in the order of KEYS. A TAT is stored as redis_rate
+// stores it (seconds since 2017-01-01 on Redis's clock, expiring when it has passed), so
+// both limiters read each other's counters. The keys of one call may lie anywhere: the
+// limiter runs on one Redis, not a cluster.
+//
+// One call charges many keys because a key's charge is cheap beside a call's own cost:
+// on Redis 7, 5.5 µs of Redis's CPU a key at one call a key, 3.5 µs at a thousand keys
+// a call. The flusher sends at most scriptKeys keys a call (some 0.4 ms of Redis's time,
+// during which it serves nothing else), and several calls in one pipeline.
 var chargeScript = redis.NewScript(`
 redis.replicate_commands()
-local interval = tonumber(ARGV[1])
-local n = tonumber(ARGV[2])
 local t = redis.call("TIME")
 local now = (t[1] - 1483228800) + (t[2] / 1000000)
-local tat = tonumber(redis.call("GET", KEYS[1])) or now
-if tat < now then
-  tat = now
+local offsets = {}
+for i, key in ipairs(KEYS) do
+  local interval = tonumber(ARGV[2 * i - 1])
+  local n = tonumber(ARGV[2 * i])
+  local tat = tonumber(redis.call("GET", key)) or now
+  if tat < now then
+    tat = now
+  end
+  if n > 0 then
+    tat = tat + n * interval
+    redis.call("SET", key, tat, "EX", math.ceil(tat - now))
+  end
+  offsets[i] = tostring(tat - now)
 end
-if n > 0 then
-  tat = tat + n * interval
-  redis.call("SET", KEYS[1], tat, "EX", math.ceil(tat - now))
-end
-return tostring(tat - now)
+return offsets
 `)
+
+// scriptKeys is the most keys the flusher charges in one call of chargeScript.
+const scriptKeys = 100

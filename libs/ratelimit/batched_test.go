@@ -411,6 +411,61 @@ func TestBatchedForgetsRecoveredKeys(t *testing.T) {
 	time.Sleep(time.Until(flushed.Add(1100 * time.Millisecond)))
 }
 
+func TestBatchedFlushChargesEachKeyItsOwnAndReadsItsOwnView(t *testing.T) {
+	rdb := openRedis(t, testkit.RedisURL(t))
+	cmds := &commands{}
+	rdb.AddHook(cmds)
+	prefix := testkit.NewRedisPrefix(t)
+	lim := newBatched(t, rdb, prefix, ratelimit.WithFlushInterval(time.Hour))
+	l := ratelimit.Limit{Name: "m", Rate: 60, Period: time.Minute} // Chunk 6, interval 1s.
+	ctx := context.Background()
+	// 250 keys take three script calls; key i gets i%5+1 requests, fewer than a chunk.
+	const keys, blocked = 250, 107
+	key := func(i int) string { return fmt.Sprintf("10.0.%d.%d", i>>8, i&255) }
+	start := time.Now()
+	for i := range keys {
+		for range i%5 + 1 {
+			if res := allow(t, lim, key(i), l); !res.Allowed {
+				t.Fatalf("key %d: %+v, want allowed", i, res)
+			}
+		}
+	}
+	// Another replica has spent one key's limit for an hour, which only the flush tells.
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const jan2017 = 1483228800 // redis_rate's epoch
+	if err := rdb.Set(ctx, "rate:"+prefix+l.Name+":"+key(blocked), float64(now.UnixMicro())/1e6-jan2017+3600, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// A Redis that lost its scripts answers NOSCRIPT; the calls are sent again.
+	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := lim.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, p := cmds.counts(); n != 3 || p != 1 {
+		t.Fatalf("a flush of %d keys ran %d scripts in %d pipelines, want 3 in 1", keys, n, p)
+	}
+	for i := range keys {
+		want := time.Duration(i%5+1) * l.Interval()
+		if i == blocked {
+			want += time.Hour
+		}
+		if off := tatOffset(t, rdb, prefix, l.Name, key(i)); off > want+5*time.Millisecond || off < want-time.Since(start)-5*time.Millisecond {
+			t.Fatalf("key %d: the shared TAT is %s ahead, want %s", i, off, want)
+		}
+	}
+	for i := blocked - 1; i <= blocked+1; i++ {
+		if res := allow(t, lim, key(i), l); res.Allowed != (i != blocked) {
+			t.Fatalf("key %d after the flush: %+v, want allowed only if it is not the key spent elsewhere (%d)", i, res, blocked)
+		}
+	}
+}
+
 func TestBatchedDecidesKeysBeyondItsBoundInRedis(t *testing.T) {
 	url, prefix := testkit.RedisURL(t), testkit.NewRedisPrefix(t)
 	const maxKeys = 256 // Four per shard.
