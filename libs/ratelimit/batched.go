@@ -29,9 +29,9 @@ var _ Limiter = (*Batched)(nil)
 // the pending requests to the shared TAT and returns it, and the request is decided
 // against the fresh view. A background flusher syncs every key with pending requests once
 // per flush interval, in pipelines of at most 1,000 keys and 100 keys to a Lua call, so
-// that views stay fresh and a chunk is rarely spent between flushes. A key this process has not seen starts at
-// a full burst, like a key Redis has not seen. A rejected request is not charged and costs
-// no I/O; its RetryAfter comes from the local view.
+// that views stay fresh and a chunk is rarely spent between flushes. A key this process
+// has not seen starts at a full burst, like a key Redis has not seen. A rejected request
+// is not charged and costs no I/O; its RetryAfter comes from the local view.
 //
 // Overshoot. Redis is charged with every admitted request, even past the limit (the TAT
 // moves into the future and later requests wait for the debt), so excess is paid back
@@ -184,7 +184,9 @@ func WithLogger(log *slog.Logger) BatchedOption {
 }
 
 // NewBatched returns a limiter whose Redis keys all start with prefix, and starts its
-// flusher. Call Close to stop the flusher before closing rdb.
+// flusher. Call Close to stop the flusher before closing rdb. rdb is one Redis (a
+// client of a single server or of a failover set), not a Cluster: a flush charges keys
+// of any hash slot in one script call.
 func NewBatched(rdb redis.UniversalClient, prefix string, opts ...BatchedOption) *Batched {
 	b := &Batched{
 		rdb:          rdb,

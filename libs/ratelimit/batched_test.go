@@ -40,6 +40,9 @@ func newBatched(t *testing.T, rdb *redis.Client, prefix string, opts ...ratelimi
 	return lim
 }
 
+// jan2017 is redis_rate's epoch: TATs are stored in seconds since then.
+const jan2017 = 1483228800
+
 // tatOffset reads the TAT Redis holds for a counter, as an offset from Redis's now.
 func tatOffset(t *testing.T, rdb *redis.Client, prefix, name, key string) time.Duration {
 	t.Helper()
@@ -52,7 +55,6 @@ func tatOffset(t *testing.T, rdb *redis.Client, prefix, name, key string) time.D
 	if err != nil {
 		t.Fatal(err)
 	}
-	const jan2017 = 1483228800 // redis_rate's epoch
 	return time.Duration((tat - (float64(now.UnixMicro())/1e6 - jan2017)) * float64(time.Second))
 }
 
@@ -437,7 +439,6 @@ func TestBatchedFlushChargesEachKeyItsOwnAndReadsItsOwnView(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const jan2017 = 1483228800 // redis_rate's epoch
 	if err := rdb.Set(ctx, "rate:"+prefix+l.Name+":"+key(blocked), float64(now.UnixMicro())/1e6-jan2017+3600, time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}

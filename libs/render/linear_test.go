@@ -72,8 +72,8 @@ func cpuTime(tb testing.TB) time.Duration { return clock(tb, unix.CLOCK_PROCESS_
 func threadTime(tb testing.TB) time.Duration { return clock(tb, unix.CLOCK_THREAD_CPUTIME_ID) }
 
 // clock reads a CPU-time clock to the nanosecond the scheduler counts. Not getrusage:
-// it gives a thread's time as sampled at the ticks, so on the VMs CI runs on a
-// thousand renders of 20 µs each could read as no time at all.
+// it gives a thread's time as sampled at the ticks, and on the VMs CI runs on it once
+// read 512 renders of 20 µs each as no time at all.
 func clock(tb testing.TB, id int32) time.Duration {
 	var ts unix.Timespec
 	if err := unix.ClockGettime(id, &ts); err != nil {
