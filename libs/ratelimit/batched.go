@@ -28,8 +28,9 @@ var _ Limiter = (*Batched)(nil)
 // The request that finds the chunk spent syncs the key inline first: one Lua call charges
 // the pending requests to the shared TAT and returns it, and the request is decided
 // against the fresh view. A background flusher syncs every key with pending requests once
-// per flush interval, in pipelines of at most 1,000 keys and 100 keys to a Lua call, so
-// that views stay fresh and a chunk is rarely spent between flushes. A key this process
+// per flush interval, in pipelines of at most 1,000 keys and 100 keys to a Lua call (a key
+// it has never synced with one SET NX, which is cheaper: see exec), so that views stay
+// fresh and a chunk is rarely spent between flushes. A key this process
 // has not seen starts at a full burst, like a key Redis has not seen. A rejected request
 // is not charged and costs no I/O; its RetryAfter comes from the local view.
 //
@@ -88,9 +89,13 @@ type Batched struct {
 	inlineSyncs, flushSyncs, overflowSyncs prometheus.Counter
 	errors                                 prometheus.Counter
 
-	// flushMu serializes flushes (the flusher's and Close's) and guards items.
+	// flushMu serializes flushes (the flusher's and Close's) and guards items and
+	// redisAhead.
 	flushMu sync.Mutex
 	items   []flushItem
+	// redisAhead is how far Redis's clock was ahead of this machine's at the last flush's
+	// TIME (nil before one answered); exec claims fresh keys on it.
+	redisAhead *time.Duration
 
 	stop      chan struct{}
 	stopped   chan struct{}
@@ -131,6 +136,8 @@ type entry struct {
 	wait chan struct{}
 	// outage records that the key's last sync failed, so that pending may span an outage.
 	outage bool
+	// synced records that a sync of the key succeeded, so that Redis may hold its counter.
+	synced bool
 }
 
 // BatchedOption configures NewBatched.

@@ -102,6 +102,7 @@ func (b *Batched) settle(sh *shard, e *entry, n int, off int64, err error) {
 	}
 	e.tat = b.clock() + max(0, off) + int64(e.pending)*e.iv
 	e.outage = false
+	e.synced = true
 }
 
 // await waits for the sync in flight that will close w. A sync that outlasts the sync

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -42,6 +43,74 @@ func newBatched(t *testing.T, rdb *redis.Client, prefix string, opts ...ratelimi
 
 // jan2017 is redis_rate's epoch: TATs are stored in seconds since then.
 const jan2017 = 1483228800
+
+// spreadKey names the i-th key of admitSpread.
+func spreadKey(i int) string { return fmt.Sprintf("10.0.%d.%d", i>>8, i&255) }
+
+// admitSpread admits i%5+1 requests on each of n keys, fewer than a chunk of l (60 a
+// minute).
+func admitSpread(t *testing.T, lim *ratelimit.Batched, l ratelimit.Limit, n int) {
+	t.Helper()
+	for i := range n {
+		for range i%5 + 1 {
+			if res := allow(t, lim, spreadKey(i), l); !res.Allowed {
+				t.Fatalf("key %d: %+v, want allowed", i, res)
+			}
+		}
+	}
+}
+
+// requireSpreadTATs checks that Redis holds admitSpread's requests, each key's own: i%5+1
+// intervals ahead of Redis's now (and an hour more for the key spent elsewhere), less at
+// most the time since start, more at most late.
+func requireSpreadTATs(t *testing.T, rdb *redis.Client, prefix string, l ratelimit.Limit, n, elsewhere int, start time.Time, late time.Duration) {
+	t.Helper()
+	for i := range n {
+		want := time.Duration(i%5+1) * l.Interval()
+		if i == elsewhere {
+			want += time.Hour
+		}
+		if off := tatOffset(t, rdb, prefix, l.Name, spreadKey(i)); off > want+late+5*time.Millisecond || off < want-time.Since(start)-5*time.Millisecond {
+			t.Fatalf("key %d: the shared TAT is %s ahead, want %s (late by at most %s)", i, off, want, late)
+		}
+	}
+}
+
+// newCounted starts a batched limiter on a Redis client whose charges are counted.
+func newCounted(t *testing.T, opts ...ratelimit.BatchedOption) (*redis.Client, *commands, string, *ratelimit.Batched) {
+	t.Helper()
+	rdb := openRedis(t, testkit.RedisURL(t))
+	cmds := &commands{}
+	rdb.AddHook(cmds)
+	prefix := testkit.NewRedisPrefix(t)
+	return rdb, cmds, prefix, newBatched(t, rdb, prefix, opts...)
+}
+
+// requireOnlySpentRefused checks that of the keys around admitSpread's key spent
+// elsewhere, only that one is refused.
+func requireOnlySpentRefused(t *testing.T, lim *ratelimit.Batched, l ratelimit.Limit, spent int) {
+	t.Helper()
+	for i := spent - 1; i <= spent+1; i++ {
+		if res := allow(t, lim, spreadKey(i), l); res.Allowed != (i != spent) {
+			t.Fatalf("key %d after the flush: %+v, want allowed only if it is not the key spent elsewhere (%d)", i, res, spent)
+		}
+	}
+}
+
+// spendElsewhere sets a counter's TAT an hour past Redis's now, as another replica that
+// spent the limit would, through a client of its own.
+func spendElsewhere(t *testing.T, redisKey string) {
+	t.Helper()
+	ctx := context.Background()
+	rdb := openRedis(t, testkit.RedisURL(t))
+	now, err := rdb.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, redisKey, float64(now.UnixMicro())/1e6-jan2017+3600, time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // tatOffset reads the TAT Redis holds for a counter, as an offset from Redis's now.
 func tatOffset(t *testing.T, rdb *redis.Client, prefix, name, key string) time.Duration {
@@ -106,15 +175,22 @@ func (c *commands) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 	}
 }
 
-// record notes cmd if it runs a script: the commands a connection sends when it opens
-// (HELLO, CLIENT SETINFO) are no rate-limit traffic.
+// record notes cmd if it charges a key, with a script or SET: the commands a connection
+// sends when it opens (HELLO, CLIENT SETINFO) and the TIME a flush reads are no charge.
 func (c *commands) record(cmd redis.Cmder) {
-	if name := cmd.Name(); name != "evalsha" && name != "eval" || redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
+	if name := cmd.Name(); name != "evalsha" && name != "eval" && name != "set" || redis.HasErrorPrefix(cmd.Err(), "NOSCRIPT") {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.names = append(c.names, cmd.Name())
+}
+
+// count returns how many commands named name were sent.
+func (c *commands) count(name string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(slices.DeleteFunc(slices.Clone(c.names), func(n string) bool { return n != name }))
 }
 
 // counts returns how many commands and pipelines were sent.
@@ -230,11 +306,7 @@ func TestBatchedReplicasOvershootByAtMostOneChunkEachOfTheOthers(t *testing.T) {
 }
 
 func TestBatchedSyncsOncePerChunkAndFlushesTheRest(t *testing.T) {
-	rdb := openRedis(t, testkit.RedisURL(t))
-	cmds := &commands{}
-	rdb.AddHook(cmds)
-	prefix := testkit.NewRedisPrefix(t)
-	lim := newBatched(t, rdb, prefix, ratelimit.WithFlushInterval(time.Hour), ratelimit.WithChunkDivisor(100))
+	rdb, cmds, prefix, lim := newCounted(t, ratelimit.WithFlushInterval(time.Hour), ratelimit.WithChunkDivisor(100))
 	big := ratelimit.Limit{Name: "big", Rate: 6000, Period: time.Minute} // Chunk 60, interval 10ms.
 	const calls, chunk = 1000, 60
 
@@ -416,32 +488,15 @@ func TestBatchedForgetsRecoveredKeys(t *testing.T) {
 }
 
 func TestBatchedFlushChargesEachKeyItsOwnAndReadsItsOwnView(t *testing.T) {
-	rdb := openRedis(t, testkit.RedisURL(t))
-	cmds := &commands{}
-	rdb.AddHook(cmds)
-	prefix := testkit.NewRedisPrefix(t)
-	lim := newBatched(t, rdb, prefix, ratelimit.WithFlushInterval(time.Hour))
+	rdb, cmds, prefix, lim := newCounted(t, ratelimit.WithFlushInterval(time.Hour))
 	l := ratelimit.Limit{Name: "m", Rate: 60, Period: time.Minute} // Chunk 6, interval 1s.
 	ctx := context.Background()
-	// 250 keys take three script calls; key i gets i%5+1 requests, fewer than a chunk.
+	// 250 keys take three script calls.
 	const keys, blocked = 250, 107
-	key := func(i int) string { return fmt.Sprintf("10.0.%d.%d", i>>8, i&255) }
 	start := time.Now()
-	for i := range keys {
-		for range i%5 + 1 {
-			if res := allow(t, lim, key(i), l); !res.Allowed {
-				t.Fatalf("key %d: %+v, want allowed", i, res)
-			}
-		}
-	}
+	admitSpread(t, lim, l, keys)
 	// Another replica has spent one key's limit for an hour, which only the flush tells.
-	now, err := rdb.Time(ctx).Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rdb.Set(ctx, "rate:"+prefix+l.Name+":"+key(blocked), float64(now.UnixMicro())/1e6-jan2017+3600, time.Hour).Err(); err != nil {
-		t.Fatal(err)
-	}
+	spendElsewhere(t, "rate:"+prefix+l.Name+":"+spreadKey(blocked))
 	// A Redis that lost its scripts answers NOSCRIPT; the calls are sent again.
 	if err := rdb.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -453,19 +508,56 @@ func TestBatchedFlushChargesEachKeyItsOwnAndReadsItsOwnView(t *testing.T) {
 	if n, p := cmds.counts(); n != 3 || p != 1 {
 		t.Fatalf("a flush of %d keys ran %d scripts in %d pipelines, want 3 in 1", keys, n, p)
 	}
+	requireSpreadTATs(t, rdb, prefix, l, keys, blocked, start, 0)
+	requireOnlySpentRefused(t, lim, l, blocked)
+}
+
+func TestBatchedClaimsFreshKeysWithSetNXOnRedisClock(t *testing.T) {
+	rdb, cmds, prefix, lim := newCounted(t, ratelimit.WithFlushInterval(time.Hour))
+	l := ratelimit.Limit{Name: "m", Rate: 60, Period: time.Minute} // Chunk 6, interval 1s.
+	ctx := context.Background()
+	// The first flush reads Redis's clock; its key goes to the script.
+	allow(t, lim, "first", l)
+	asked := time.Now()
+	if err := lim.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Redis's clock is read late by at most that flush's round trip, and a claimed TAT
+	// only later for it.
+	late := time.Since(asked)
+	if n, s := cmds.count("evalsha"), cmds.count("set"); n != 1 || s != 0 {
+		t.Fatalf("the first flush ran %d scripts and %d SETs, want 1 and 0", n, s)
+	}
+
+	const keys, taken = 250, 107
+	start := time.Now()
+	admitSpread(t, lim, l, keys)
+	// Another replica has spent one key's limit for an hour: its claim finds the counter
+	// taken, and the script charges it.
+	spendElsewhere(t, "rate:"+prefix+l.Name+":"+spreadKey(taken))
+	_, before := cmds.counts()
+	if err := lim.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, s := cmds.count("evalsha"), cmds.count("set"); n != 2 || s != keys {
+		t.Fatalf("a flush of %d fresh keys ran %d SETs and %d scripts in all, want %d SETs and one more script (the taken key)", keys, s, n, keys)
+	}
+	if _, p := cmds.counts(); p != before+2 {
+		t.Fatalf("the flush took %d pipelines, want 2 (the claims, then the taken key's script)", p-before)
+	}
+	requireSpreadTATs(t, rdb, prefix, l, keys, taken, start, late)
 	for i := range keys {
-		want := time.Duration(i%5+1) * l.Interval()
-		if i == blocked {
-			want += time.Hour
-		}
-		if off := tatOffset(t, rdb, prefix, l.Name, key(i)); off > want+5*time.Millisecond || off < want-time.Since(start)-5*time.Millisecond {
-			t.Fatalf("key %d: the shared TAT is %s ahead, want %s", i, off, want)
+		if ttl := rdb.TTL(ctx, "rate:"+prefix+l.Name+":"+spreadKey(i)).Val(); i != taken && ttl != time.Duration(i%5+1)*time.Second {
+			t.Fatalf("key %d expires in %s, want %s: when its TAT has passed", i, ttl, time.Duration(i%5+1)*time.Second)
 		}
 	}
-	for i := blocked - 1; i <= blocked+1; i++ {
-		if res := allow(t, lim, key(i), l); res.Allowed != (i != blocked) {
-			t.Fatalf("key %d after the flush: %+v, want allowed only if it is not the key spent elsewhere (%d)", i, res, blocked)
-		}
+	requireOnlySpentRefused(t, lim, l, taken)
+	// A key synced once goes to the script, as Redis holds its counter.
+	if err := lim.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, s := cmds.count("evalsha"), cmds.count("set"); n != 3 || s != keys {
+		t.Fatalf("a flush of synced keys ran %d scripts and %d SETs in all, want one more script and no SET", n, s)
 	}
 }
 
