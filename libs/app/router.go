@@ -40,19 +40,17 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Upl
 	e.RedirectTrailingSlash = false
 	e.RedirectFixedPath = false
 	e.ContextWithFallback = true
-	e.ForwardedByClientIP = true
-	e.RemoteIPHeaders = []string{"X-Forwarded-For"}
-	if err := e.SetTrustedProxies(d.Config.TrustedProxyStrings()); err != nil {
-		return nil, fmt.Errorf("trusted proxies: %w", err)
-	}
+	// The client's address is ips's to tell; gin's own ClientIP, unused, gives the peer.
+	e.ForwardedByClientIP = false
+	ips := httpx.NewClientIPs(d.Config.TrustedProxies)
 	e.Use(
 		httpx.RequestID(),
-		telemetry.Tracing(d.Tracer),
-		httpx.AccessLog(d.Log),
+		telemetry.Tracing(d.Tracer, ips.Of),
+		httpx.AccessLog(d.Log, ips),
 		telemetry.NewHTTPMetrics(d.Registry).Middleware(),
 		errs.Middleware(d.Log, noteapi.Translate),
 		httpx.Recovery(),
-		ratelimit.Middleware(lim.perIP, ratelimit.AllAPI, clientIP),
+		ratelimit.Middleware(lim.perIP, ratelimit.AllAPI, limitKey(ips)),
 	)
 
 	var auth gin.HandlerFunc
@@ -75,7 +73,7 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Upl
 			if auth == nil && (r.Access == routes.Bearer || r.Access == routes.Mutation) {
 				return nil, fmt.Errorf("target %s verifies sessions (%s %s) but does not need the change feed that keeps them current", target, r.Method, r.Path)
 			}
-			handlers := append(chain(r, lim, auth, uploads), h)
+			handlers := append(chain(r, lim, ips, auth, uploads), h)
 			e.Handle(r.Method, r.Path, handlers...)
 			mounted = append(mounted, *r)
 			if r.Method == http.MethodGet {
@@ -101,14 +99,14 @@ func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Upl
 // larger than a small JSON body take a slot of the process's upload cap after the
 // caller's identity and limits are checked, so that neither an anonymous client nor an
 // account over its mutation limit can occupy one.
-func chain(r *routes.Route, lim limiters, auth gin.HandlerFunc, uploads *httpx.Uploads) []gin.HandlerFunc {
+func chain(r *routes.Route, lim limiters, ips httpx.ClientIPs, auth gin.HandlerFunc, uploads *httpx.Uploads) []gin.HandlerFunc {
 	var hs []gin.HandlerFunc
 	if r.MaxBody > 0 {
 		hs = append(hs, httpx.BodyLimit(r.MaxBody))
 	}
 	switch r.Access {
 	case routes.License:
-		hs = append(hs, ratelimit.Middleware(lim.exact, ratelimit.Auth, clientIP))
+		hs = append(hs, ratelimit.Middleware(lim.exact, ratelimit.Auth, limitKey(ips)))
 	case routes.Bearer:
 		hs = append(hs, auth)
 	case routes.Mutation:
@@ -123,16 +121,18 @@ func chain(r *routes.Route, lim limiters, auth gin.HandlerFunc, uploads *httpx.U
 	return hs
 }
 
-// clientIP keys the per-IP limits: the client's IPv4 address, or the /64 network of its
+// limitKey keys the per-IP limits: the client's IPv4 address, or the /64 network of its
 // IPv6 address, since one subscriber commonly holds a whole /64 and could otherwise
 // rotate through its addresses to escape every limit.
-func clientIP(c *gin.Context) string {
-	ip := c.ClientIP()
-	addr, err := netip.ParseAddr(ip)
-	if err != nil || !addr.Is6() || addr.Is4In6() {
-		return ip
+func limitKey(ips httpx.ClientIPs) func(*gin.Context) string {
+	return func(c *gin.Context) string {
+		ip := ips.Of(c.Request)
+		addr, err := netip.ParseAddr(ip)
+		if err != nil || !addr.Is6() || addr.Is4In6() {
+			return ip
+		}
+		return netip.PrefixFrom(addr, 64).Masked().String()
 	}
-	return netip.PrefixFrom(addr, 64).Masked().String()
 }
 
 // allowed lists the methods mounted for the paths that match path, for the Allow header.

@@ -170,7 +170,7 @@ func format(v slog.Value) string {
 	return v.String()
 }
 
-// TrustedProxyStrings returns the trusted networks in the form gin's SetTrustedProxies takes.
+// TrustedProxyStrings returns the trusted networks as the start-up line shows them.
 func (c Config) TrustedProxyStrings() []string {
 	out := make([]string, 0, len(c.TrustedProxies))
 	for _, p := range c.TrustedProxies {

@@ -29,7 +29,7 @@ func BenchmarkAccessLog(b *testing.B) {
 			r := gin.New()
 			r.Use(httpx.RequestID())
 			if on {
-				r.Use(httpx.AccessLog(logging.New(w, slog.LevelInfo, "bench")))
+				r.Use(httpx.AccessLog(logging.New(w, slog.LevelInfo, "bench"), httpx.NewClientIPs(nil)))
 			}
 			r.GET("/api/images/:a/:b/:name", func(c *gin.Context) { c.Status(http.StatusOK) })
 			req := httptest.NewRequest("GET", "/api/images/acct/note/cat.png", nil)

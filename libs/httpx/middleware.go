@@ -73,12 +73,12 @@ func validRequestID(id string) bool {
 }
 
 // AccessLog writes one JSON line per request: method, route, path, status, bytes,
-// duration_us and ip. It logs the path but never the query, headers or body, so neither
+// duration_us and ip (the client's, as ips tells it). It logs the path but never the query, headers or body, so neither
 // a token nor a license key can reach the log. The line is made as cheaply as slog
 // allows, since every request pays for it: a record without the caller's program counter
 // (the handler prints no source), the request's end time read once, and the duration in
 // whole microseconds (slog writes a float through encoding/json).
-func AccessLog(log *slog.Logger) gin.HandlerFunc {
+func AccessLog(log *slog.Logger, ips ClientIPs) gin.HandlerFunc {
 	h := log.Handler()
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -96,7 +96,7 @@ func AccessLog(log *slog.Logger) gin.HandlerFunc {
 			slog.Int("status", c.Writer.Status()),
 			slog.Int("bytes", max(c.Writer.Size(), 0)),
 			slog.Int64("duration_us", end.Sub(start).Microseconds()),
-			slog.String("ip", c.ClientIP()),
+			slog.String("ip", ips.Of(c.Request)),
 		)
 		_ = h.Handle(ctx, r)
 	}

@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/telemetry"
 )
 
@@ -28,7 +29,7 @@ const (
 func traced(tp trace.TracerProvider, seen *trace.SpanContext) *gin.Engine {
 	gin.SetMode(gin.TestMode)
 	r := gin.New()
-	r.Use(telemetry.Tracing(tp))
+	r.Use(telemetry.Tracing(tp, httpx.NewClientIPs(nil).Of))
 	r.GET("/notes/:id", func(c *gin.Context) {
 		*seen = trace.SpanContextFromContext(c.Request.Context())
 		c.Status(http.StatusOK)
@@ -115,7 +116,7 @@ func allocsPerRequest(hs ...gin.HandlerFunc) (with, without float64) {
 }
 
 func TestTracingOffAllocatesNothing(t *testing.T) {
-	if with, without := allocsPerRequest(telemetry.Tracing(noop.NewTracerProvider())); with != without {
+	if with, without := allocsPerRequest(telemetry.Tracing(noop.NewTracerProvider(), httpx.NewClientIPs(nil).Of)); with != without {
 		t.Errorf("with tracing off, a request allocates %v times, %v without the middleware", with, without)
 	}
 }
