@@ -94,8 +94,10 @@ type Batched struct {
 	flushMu sync.Mutex
 	items   []flushItem
 	// redisAhead is how far Redis's clock was ahead of this machine's at the last flush's
-	// TIME (nil before one answered); exec claims fresh keys on it.
-	redisAhead *time.Duration
+	// TIME, read at redisRead on the limiter's clock; exec claims fresh keys on it while
+	// it is younger than maxClockAge.
+	redisAhead time.Duration
+	redisRead  int64
 
 	stop      chan struct{}
 	stopped   chan struct{}
@@ -107,6 +109,9 @@ const (
 	numShards = 64
 	// flushBatch is the most keys the flusher sends in one pipeline.
 	flushBatch = 1000
+	// maxClockAge is how long a reading of Redis's clock is used to claim keys: a clock
+	// that drifts or is set meanwhile moves a claim's TAT only so far.
+	maxClockAge = int64(time.Minute)
 )
 
 // shard is one locked part of the key table, padded to a cache line so that neighbouring

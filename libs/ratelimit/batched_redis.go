@@ -145,8 +145,9 @@ func (b *Batched) flush(ctx context.Context) error {
 // pipeline) carried forward on this machine's clock; a TIME is answered after it was
 // asked, so the estimate is late by at most that delay, and a claimed TAT only later,
 // which is stricter. A key that exists after all is charged by the script in a second
-// round trip. The other keys go to the script, as do all keys of the first flush, before
-// Redis's clock has been read.
+// round trip. The other keys go to the script, as do all keys of a flush that has no
+// reading of Redis's clock younger than maxClockAge (the first, or the first after a
+// quiet minute).
 //
 // A call that fails fails all its keys; one that failed part way (Redis out of memory) has
 // charged the keys before the failure, which are charged again later, up to what their
@@ -155,8 +156,9 @@ func (b *Batched) exec(ctx context.Context, batch []flushItem) error {
 	ctx, cancel := context.WithTimeout(ctx, b.flushTimeout)
 	defer cancel()
 	var claimed, scripted []*flushItem
+	clockKnown := b.redisRead != 0 && b.clock()-b.redisRead < maxClockAge
 	for i := range batch {
-		if it := &batch[i]; b.redisAhead != nil && it.fresh && it.n > 0 {
+		if it := &batch[i]; clockKnown && it.fresh && it.n > 0 {
 			claimed = append(claimed, it)
 		} else {
 			scripted = append(scripted, it)
@@ -171,12 +173,11 @@ func (b *Batched) exec(ctx context.Context, batch []flushItem) error {
 			// The counter lives until its TAT has passed, in whole seconds as the script
 			// sets it.
 			d := time.Duration(it.n) * time.Duration(it.iv)
-			claims[i] = p.SetNX(ctx, b.redisKey(it.k), redisTAT(asked.Add(*b.redisAhead+d)), (d + time.Second - 1).Truncate(time.Second))
+			claims[i] = p.SetNX(ctx, b.redisKey(it.k), redisTAT(asked.Add(b.redisAhead+d)), (d + time.Second - 1).Truncate(time.Second))
 		}
 	})
 	if t, err := clock.Result(); err == nil {
-		ahead := t.Sub(asked)
-		b.redisAhead = &ahead
+		b.redisAhead, b.redisRead = t.Sub(asked), max(1, b.clock()) // 0 stands for never.
 	}
 	var taken []*flushItem
 	for i, it := range claimed {

@@ -561,6 +561,36 @@ func TestBatchedClaimsFreshKeysWithSetNXOnRedisClock(t *testing.T) {
 	}
 }
 
+func TestBatchedClaimsOnlyOnAFreshReadingOfRedisClock(t *testing.T) {
+	clock := testkit.NewClock()
+	_, cmds, _, lim := newCounted(t, ratelimit.WithClock(clock.Now), ratelimit.WithFlushInterval(time.Hour))
+	ctx := context.Background()
+	flush := func(key string) (scripts, sets int) {
+		t.Helper()
+		allow(t, lim, key, perMinute)
+		n, s := cmds.count("evalsha"), cmds.count("set")
+		if err := lim.Flush(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return cmds.count("evalsha") - n, cmds.count("set") - s
+	}
+	if n, s := flush("a"); n != 1 || s != 0 {
+		t.Fatalf("the first flush: %d scripts and %d SETs, want the script alone", n, s)
+	}
+	clock.Advance(59 * time.Second)
+	if n, s := flush("b"); n != 0 || s != 1 {
+		t.Fatalf("59s later: %d scripts and %d SETs, want a claim", n, s)
+	}
+	// That flush read the clock again; a minute after it the reading is too old to use.
+	clock.Advance(time.Minute)
+	if n, s := flush("c"); n != 1 || s != 0 {
+		t.Fatalf("a quiet minute later: %d scripts and %d SETs, want the script alone", n, s)
+	}
+	if n, s := flush("d"); n != 0 || s != 1 {
+		t.Fatalf("right after: %d scripts and %d SETs, want a claim", n, s)
+	}
+}
+
 func TestBatchedDecidesKeysBeyondItsBoundInRedis(t *testing.T) {
 	url, prefix := testkit.RedisURL(t), testkit.NewRedisPrefix(t)
 	const maxKeys = 256 // Four per shard.
