@@ -4,6 +4,7 @@
 package httpx
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -76,8 +77,10 @@ func validRequestID(id string) bool {
 // duration_us and ip (the client's, as ips tells it). It logs the path but never the query, headers or body, so neither
 // a token nor a license key can reach the log. The line is made as cheaply as slog
 // allows, since every request pays for it: a record without the caller's program counter
-// (the handler prints no source), the request's end time read once, and the duration in
-// whole microseconds (slog writes a float through encoding/json).
+// (the handler prints no source), its attributes and the request's ids added at once (a
+// record holds five inline and grows a slice for the rest, once a call), the request's
+// end time read once, and the duration in whole microseconds (slog writes a float
+// through encoding/json).
 func AccessLog(log *slog.Logger, ips ClientIPs) gin.HandlerFunc {
 	h := log.Handler()
 	return func(c *gin.Context) {
@@ -89,7 +92,8 @@ func AccessLog(log *slog.Logger, ips ClientIPs) gin.HandlerFunc {
 		}
 		end := time.Now()
 		r := slog.NewRecord(end, slog.LevelInfo, "request", 0)
-		r.AddAttrs(
+		var attrs [9]slog.Attr
+		r.AddAttrs(logging.AppendIDs(append(attrs[:0],
 			slog.String("method", c.Request.Method),
 			slog.String("route", telemetry.Route(c)),
 			slog.String("path", c.Request.URL.Path),
@@ -97,8 +101,8 @@ func AccessLog(log *slog.Logger, ips ClientIPs) gin.HandlerFunc {
 			slog.Int("bytes", max(c.Writer.Size(), 0)),
 			slog.Int64("duration_us", end.Sub(start).Microseconds()),
 			slog.String("ip", ips.Of(c.Request)),
-		)
-		_ = h.Handle(ctx, r)
+		), ctx)...)
+		_ = h.Handle(context.Background(), r) // The record names the request's ids already.
 	}
 }
 

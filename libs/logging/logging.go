@@ -35,13 +35,23 @@ func New(w io.Writer, level slog.Leveler, service string) *slog.Logger {
 type contextHandler struct{ slog.Handler }
 
 func (h contextHandler) Handle(ctx context.Context, r slog.Record) error {
+	var ids [2]slog.Attr
+	r.AddAttrs(AppendIDs(ids[:0], ctx)...)
+	return h.Handler.Handle(ctx, r)
+}
+
+// AppendIDs appends to attrs the ids ctx carries, request_id and trace_id, as the logger
+// adds them to every record logged with ctx. A caller that puts them in its record itself
+// (with one AddAttrs call where the logger would make a second) logs it with a context
+// that carries none.
+func AppendIDs(attrs []slog.Attr, ctx context.Context) []slog.Attr {
 	if id := RequestID(ctx); id != "" {
-		r.AddAttrs(slog.String("request_id", id))
+		attrs = append(attrs, slog.String("request_id", id))
 	}
 	if sc := trace.SpanContextFromContext(ctx); sc.HasTraceID() {
-		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
+		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()))
 	}
-	return h.Handler.Handle(ctx, r)
+	return attrs
 }
 
 func (h contextHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
