@@ -74,13 +74,13 @@ func validRequestID(id string) bool {
 }
 
 // AccessLog writes one JSON line per request: method, route, path, status, bytes,
-// duration_us and ip (the client's, as ips tells it). It logs the path but never the query, headers or body, so neither
-// a token nor a license key can reach the log. The line is made as cheaply as slog
-// allows, since every request pays for it: a record without the caller's program counter
-// (the handler prints no source), its attributes and the request's ids added at once (a
-// record holds five inline and grows a slice for the rest, once a call), the request's
-// end time read once, and the duration in whole microseconds (slog writes a float
-// through encoding/json).
+// duration_us and ip (the client's, as ips tells it). It logs the path but never the
+// query, headers or body, so neither a token nor a license key can reach the log. The
+// line is made as cheaply as slog allows, since every request pays for it: a record
+// without the caller's program counter (the handler prints no source), its attributes
+// and the request's ids added at once (a record holds five inline and grows a slice for
+// the rest, once a call), the request's end time read once, and the duration in whole
+// microseconds (slog writes a float through encoding/json).
 func AccessLog(log *slog.Logger, ips ClientIPs) gin.HandlerFunc {
 	h := log.Handler()
 	return func(c *gin.Context) {
