@@ -1,9 +1,11 @@
 package render_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +15,18 @@ import (
 	"time"
 	"unicode/utf8"
 
+	chromahtml "github.com/alecthomas/chroma/v2/formatters/html"
+	"github.com/alecthomas/chroma/v2/lexers"
+	"github.com/alecthomas/chroma/v2/styles"
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/text"
+
 	"github.com/sharenote/sharenote/libs/render"
+	"github.com/sharenote/sharenote/libs/testkit/load"
 )
 
 func markdown(t testing.TB, src string) render.Result {
@@ -466,6 +479,80 @@ func BenchmarkMarkdown(b *testing.B) {
 		size = len(res.HTML)
 	}
 	b.ReportMetric(float64(size), "html-bytes")
+}
+
+// BenchmarkLibraryFloor renders typicalNote and the note `make bench` publishes, each with
+// the render ("render") and then with the libraries it is built on, used as their
+// documentation shows and nothing of ours: goldmark with GFM, keeping raw HTML; bluemonday's
+// UGC policy over that HTML; chroma's lexer and HTML formatter for each fenced block. The
+// three together are the floor of a render with these libraries, beside ours, which also
+// does the Obsidian syntax, the bounds, the outline and the links (docs/figures.md compares
+// them).
+func BenchmarkLibraryFloor(b *testing.B) {
+	for _, n := range []struct{ name, note string }{{"typical", typicalNote}, {"publish", load.Note(3700, "")}} {
+		b.Run(n.name, func(b *testing.B) { benchmarkLibraryFloor(b, n.note) })
+	}
+}
+
+func benchmarkLibraryFloor(b *testing.B, note string) {
+	md := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
+	src := []byte(note)
+	var html bytes.Buffer
+	if err := md.Convert(src, &html); err != nil {
+		b.Fatal(err)
+	}
+	var blocks []*ast.FencedCodeBlock
+	_ = ast.Walk(md.Parser().Parse(text.NewReader(src)), func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if f, ok := n.(*ast.FencedCodeBlock); ok && entering {
+			blocks = append(blocks, f)
+		}
+		return ast.WalkContinue, nil
+	})
+	b.Run("render", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := render.Markdown(context.Background(), note, render.Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("goldmark", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var out bytes.Buffer
+			if err := md.Convert(src, &out); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("bluemonday", func(b *testing.B) {
+		policy := bluemonday.UGCPolicy()
+		b.ReportAllocs()
+		for b.Loop() {
+			policy.SanitizeBytes(html.Bytes())
+		}
+	})
+	b.Run("chroma", func(b *testing.B) {
+		formatter := chromahtml.New(chromahtml.WithClasses(true))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, f := range blocks {
+				var code strings.Builder
+				for i := range f.Lines().Len() {
+					line := f.Lines().At(i)
+					code.Write(line.Value(src))
+				}
+				it, err := lexers.Get(string(f.Language(src))).Tokenise(nil, code.String())
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := formatter.Format(io.Discard, styles.Fallback, it); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(len(blocks)), "blocks")
+	})
 }
 
 // obsidianFixture is the note of every Obsidian construct, which the browser test of

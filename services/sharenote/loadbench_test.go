@@ -426,26 +426,6 @@ func byteSize(n int) string {
 	return fmt.Sprintf("%.1f KB", float64(n)/1000)
 }
 
-// noteMarkdown returns a typical note of about size bytes: headings, emphasis, a list, a
-// table, a callout, a highlighted code block and links, then extra paragraphs to the size.
-func noteMarkdown(size int, image string) string {
-	var b strings.Builder
-	b.WriteString("# Trip notes\n\nTrams, *pastéis* and **miradouros**: a long weekend in Lisbon, written up on the way home.\n\n")
-	if image != "" {
-		b.WriteString("![[" + image + "]]\n\n")
-	}
-	b.WriteString("## Plan\n\n- Day one: Alfama, the castle, fado in the evening\n- Day two: Belém, the tower and the monastery\n- [x] Book the tram tour\n- [ ] Buy tiles\n\n")
-	b.WriteString("| Day | Where | Cost |\n| --- | --- | ---: |\n| Fri | Alfama | 12 € |\n| Sat | Belém | 18 € |\n| Sun | Sintra | 25 € |\n\n")
-	b.WriteString("> [!tip] Getting around\n> The 28 tram is slow but worth it once; the metro is faster.\n\n")
-	b.WriteString("```go\nfunc main() {\n\tfor _, day := range []string{\"fri\", \"sat\", \"sun\"} {\n\t\tfmt.Println(\"walk\", day)\n\t}\n}\n```\n\n")
-	b.WriteString("See [the tourist office](https://www.visitlisboa.com/) and ~~the old map~~ the new one.\n\n")
-	for i := 1; b.Len() < size; i++ {
-		fmt.Fprintf(&b, "Paragraph %d. The city climbs seven hills, so every street ends in a view; we walked until the light went orange and the river turned to brass. ", i)
-		b.WriteString("Coffee is cheap, the custard tarts are warm, and nobody hurries.\n\n")
-	}
-	return b.String()
-}
-
 // benchPublicReads measures the four public reads of one note with one image, and the note
 // JSON of a second server that writes no access log line, right after the first's, so that
 // the difference between the two shows what the per-request log line costs.
@@ -478,7 +458,7 @@ func publishWithImage(t *testing.T, s *testkit.Server, token string) string {
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	_ = w.WriteField("title", "Trip notes")
-	_ = w.WriteField("content", noteMarkdown(4000, "tram.png"))
+	_ = w.WriteField("content", load.Note(4000, "tram.png"))
 	h := textproto.MIMEHeader{}
 	h.Set("Content-Disposition", `form-data; name="tram.png"; filename="tram.png"`)
 	h.Set("Content-Type", "image/png")
@@ -505,7 +485,7 @@ func publishTarget(t *testing.T, cfg benchConfig, s *testkit.Server) (func(base 
 	}
 	t.Logf("%d accounts in %v", len(tokens), time.Since(start).Round(time.Millisecond))
 	body, err := json.Marshal(map[string]any{
-		"title": "Trip notes", "content": noteMarkdown(3700, ""), "summary": "A long weekend in Lisbon.",
+		"title": "Trip notes", "content": load.Note(3700, ""), "summary": "A long weekend in Lisbon.",
 		"show_properties": true, "properties": map[string]any{"tags": []string{"travel", "lisbon"}, "rating": 5},
 	})
 	if err != nil {
