@@ -213,14 +213,30 @@ func (m *minioServer) start() error {
 		return fmt.Errorf("start minio: %w", err)
 	}
 	m.cmd = cmd
+	// The health check answers 200 a moment before the S3 API does: until its object layer
+	// is up, MinIO refuses requests with "Server not initialized yet". Ready is when an
+	// authenticated listing answers.
+	c, err := m.client()
+	if err != nil {
+		m.kill()
+		return err
+	}
 	ready := "http://" + m.endpoint + "/minio/health/ready"
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if Responds(ready, http.StatusOK) {
+		if Responds(ready, http.StatusOK) && m.lists(c) {
 			return nil
 		}
 	}
 	m.kill()
 	return fmt.Errorf("throw-away minio did not start on %s; see %s", m.endpoint, logPath)
+}
+
+// lists reports whether the server answers an authenticated listing of its buckets.
+func (m *minioServer) lists(c *minio.Client) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := c.ListBuckets(ctx)
+	return err == nil
 }
 
 func (m *minioServer) remove() {
