@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -153,13 +154,21 @@ func read(getenv func(string) string) (Config, []Value) {
 	return c, values
 }
 
-// value is the setting's value in c as logs show it: a secret through Redact.
+// value is the setting's value in c as logs show it: a secret through Redact, each URL
+// of a list on its own.
 func (s Setting) value(c Config) slog.Value {
 	v := s.show(c)
-	if s.Secret {
-		return slog.StringValue(Redact(v.String()))
+	if !s.Secret {
+		return v
 	}
-	return v
+	if list, ok := v.Any().([]string); ok {
+		shown := make([]string, len(list))
+		for i, u := range list {
+			shown[i] = Redact(u)
+		}
+		return slog.AnyValue(shown)
+	}
+	return slog.StringValue(Redact(v.String()))
 }
 
 // format writes a value the way its variable takes it: lists comma-separated.
@@ -179,8 +188,8 @@ func (c Config) TrustedProxyStrings() []string {
 	return out
 }
 
-// LogValue prints the configuration with the passwords of connection URLs masked, so the
-// start-up line never leaks a credential.
+// LogValue prints the configuration with the credentials of its URL settings masked
+// (Redact), so that the start-up line never leaks one.
 func (c Config) LogValue() slog.Value {
 	attrs := make([]slog.Attr, 0, len(Variables))
 	for _, s := range Variables {
@@ -189,27 +198,136 @@ func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// Redact returns a connection URL with its password (and any password query parameter)
-// replaced by "xxxxx".
+// Redact returns a URL setting as logs and `sharenote config print` show it: the
+// password of its userinfo and the values of its sensitive query parameters
+// (sensitiveParam) replaced by "xxxxx", and a key=value connection string (libpq's
+// `host=db password=…`) with its sensitive values replaced alike. A value that does not
+// parse is hidden entirely, since its credential could be anywhere in it. It is the one
+// redaction of the code base: the start-up line, `config print` and the edge purge job's
+// errors all show URLs through it.
 func Redact(raw string) string {
-	if strings.HasPrefix(raw, "sqlite:") {
+	switch {
+	case strings.HasPrefix(raw, "sqlite:"):
 		return raw // A file path holds no credential.
+	case keyValueDSN.MatchString(raw):
+		return redactKeyValues(raw)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		// Load accepts a URL whose password has an unescaped '/', '#', '%' or space, which
 		// does not parse; its password could be anywhere in it, so none of it is shown.
-		return "xxxxx"
+		return redacted
 	}
-	if u.Opaque != "" {
-		return raw
+	if u.Opaque != "" && strings.Contains(u.Opaque, "@") {
+		return redacted // "scheme:user:password@host": not a URL we can take apart.
 	}
-	q := u.Query()
-	if q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	}
+	u.RawQuery = redactQuery(u.RawQuery)
+	u.Fragment, u.RawFragment = redactFragment(u.Fragment), ""
 	return u.Redacted()
+}
+
+// redacted is what Redact shows instead of a credential.
+const redacted = "xxxxx"
+
+// sensitiveParam reports whether a query parameter or connection-string key carries a
+// credential: libpq's password and sslpassword, an object store's secret key or session
+// token, an edge's token or signature, an API key. The name is compared in lower case
+// without '-' and '_', and generously: masking a harmless value costs nothing.
+func sensitiveParam(name string) bool {
+	name = strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(name))
+	for _, word := range []string{"pass", "pwd", "secret", "token", "signature", "credential", "apikey", "accesskey", "privatekey", "auth"} {
+		if strings.Contains(name, word) {
+			return true
+		}
+	}
+	return name == "key" || name == "sig"
+}
+
+// redactQuery masks the values of the sensitive parameters of a raw query, keeping the
+// parameters' order and spelling.
+func redactQuery(rawQuery string) string {
+	if rawQuery == "" {
+		return ""
+	}
+	parts := strings.Split(rawQuery, "&")
+	for i, part := range parts {
+		key, _, _ := strings.Cut(part, "=")
+		if name, err := url.QueryUnescape(key); err != nil || sensitiveParam(name) {
+			parts[i] = key + "=" + redacted
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// redactFragment hides a fragment that looks like parameters (`#token=…`); a fragment
+// never reaches a server, so a URL setting has no use for one anyway.
+func redactFragment(fragment string) string {
+	if strings.Contains(fragment, "=") {
+		return redacted
+	}
+	return fragment
+}
+
+// keyValueDSN matches a connection string of key=value pairs (libpq's), which starts
+// with a key and '=' where a URL starts with its scheme and ':'.
+var keyValueDSN = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*\s*=`)
+
+// redactKeyValues masks the sensitive values of a libpq connection string: pairs
+// key=value separated by spaces, '=' possibly surrounded by spaces, a value possibly in
+// single quotes with backslash escapes. A string that does not parse is hidden entirely.
+func redactKeyValues(dsn string) string {
+	var out strings.Builder
+	rest := dsn
+	for {
+		trimmed := strings.TrimLeft(rest, " \t\n\r")
+		out.WriteString(rest[:len(rest)-len(trimmed)])
+		if rest = trimmed; rest == "" {
+			return out.String()
+		}
+		eq := strings.IndexByte(rest, '=')
+		if eq < 0 {
+			return redacted
+		}
+		key := strings.TrimSpace(rest[:eq])
+		if key == "" || strings.ContainsAny(key, " \t\n\r'\\") {
+			return redacted
+		}
+		afterEq := rest[eq+1:]
+		value := strings.TrimLeft(afterEq, " \t\n\r")
+		end, ok := valueEnd(value)
+		if !ok {
+			return redacted
+		}
+		out.WriteString(rest[:eq+1] + afterEq[:len(afterEq)-len(value)])
+		if sensitiveParam(key) {
+			out.WriteString(redacted)
+		} else {
+			out.WriteString(value[:end])
+		}
+		rest = value[end:]
+	}
+}
+
+// valueEnd returns the length of the value at the start of s: up to the closing quote of
+// a quoted value, else up to the next space, a backslash escaping the next byte in both;
+// ok is false for an unclosed quote.
+func valueEnd(s string) (n int, ok bool) {
+	quoted := strings.HasPrefix(s, "'")
+	i := 0
+	if quoted {
+		i = 1
+	}
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '\\':
+			i++
+		case quoted && c == '\'':
+			return i + 1, true
+		case !quoted && strings.IndexByte(" \t\n\r", c) >= 0:
+			return i, true
+		}
+	}
+	return len(s), !quoted
 }
 
 func defaultPublicURL(addr string) string {

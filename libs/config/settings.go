@@ -33,8 +33,9 @@ type Setting struct {
 	// DefaultDoc is how docs/configuration.md states the default, when it says more than
 	// Default in backticks (or "empty").
 	DefaultDoc string
-	// Secret marks a connection URL that may hold a password: it is shown only through
-	// Redact, and its errors never quote it.
+	// Secret marks a URL setting, which may hold a credential (a password, an
+	// sslpassword, a token): it is shown only through Redact, and its errors quote it
+	// only as Redact shows it.
 	Secret bool
 
 	// defaultFrom, when set, computes the default from the settings declared before.
@@ -104,7 +105,7 @@ var Variables = []Setting{
 		Meaning: "the database roles `sharenote migrate` grants to, a comma list of `<target>=<role>` (Postgres only): SELECT for a target that only reads (`og-renderer`, `images`), SELECT, INSERT, UPDATE and DELETE for the others, on every table now and on those later migrations add; the operator creates the roles and sets each workload's `SHARE_DATABASE_URL` to its own (docs/operations.md \"Database roles\")",
 		parse:   parseDatabaseRoles,
 		show:    func(c Config) slog.Value { return slog.AnyValue(c.DatabaseRoles) }},
-	{Name: "SHARE_BLOB_URL", Key: "blob_url", DefaultDoc: "`file://$SHARE_DATA_DIR/blobs`",
+	{Name: "SHARE_BLOB_URL", Key: "blob_url", DefaultDoc: "`file://$SHARE_DATA_DIR/blobs`", Secret: true,
 		Meaning: "where image bytes live: `file://<dir>` (written atomically: temp file, fsync, rename) or `s3://<bucket>?endpoint=<host:port>&region=<r>&tls=<true|false>` for any S3-compatible store (AWS S3, MinIO, Ceph RGW, R2, GCS interoperability; path-style addressing with an endpoint, AWS's virtual-host style without). " +
 			"S3 credentials come from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` (/ `AWS_SESSION_TOKEN`), else the AWS credential chain (shared credentials file, web identity with `AWS_ROLE_ARN` + `AWS_WEB_IDENTITY_TOKEN_FILE` as IRSA sets them, instance metadata)",
 		defaultFrom: func(c Config) string { return "file://" + filepath.Join(c.DataDir, "blobs") },
@@ -187,7 +188,7 @@ var Variables = []Setting{
 			"Waiting requests are refused at once when shutdown begins, so that their clients retry on another replica",
 		parse: duration(func(c *Config) *time.Duration { return &c.UploadWait }, 0, 5*time.Minute, "a duration from 0 to 5m"),
 		show:  durationText(func(c *Config) *time.Duration { return &c.UploadWait })},
-	{Name: "SHARE_EDGE_PURGE_URLS", Key: "edge_purge_urls",
+	{Name: "SHARE_EDGE_PURGE_URLS", Key: "edge_purge_urls", Secret: true,
 		Meaning: "comma-separated `http://` URLs of the operator's edges (Varnish with `deploy/varnish/sharenote.vcl`); set, public reads carry `Surrogate-Key` (keyed hashes of the note and the author) and `Surrogate-Control`, every change that alters a public read is written to the purge outbox in its transaction, and the `publish` and `notes` targets send its `PURGE` requests to each edge, which the Helm chart's NetworkPolicies let only their pods reach (`networkPolicy.edge`; docs/deployment.md \"The edge\"); empty: no edge, none of that",
 		parse:   parseEdgeURLs,
 		show:    func(c Config) slog.Value { return slog.AnyValue(c.EdgePurgeURLs) }},
@@ -285,7 +286,7 @@ func parseEdgeURLs(c *Config, name, v string) error {
 			continue
 		}
 		if u, err := url.Parse(s); err != nil || !hasPrefix(s, "http://", "https://") || u.Host == "" {
-			errList = append(errList, fmt.Errorf("%s: %q is not an http:// or https:// URL", name, s))
+			errList = append(errList, fmt.Errorf("%s: %q is not an http:// or https:// URL", name, Redact(s)))
 			continue
 		}
 		c.EdgePurgeURLs = append(c.EdgePurgeURLs, s)

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"gorm.io/gorm"
+
+	"github.com/sharenote/sharenote/libs/config"
 )
 
 // The purge requests: PURGE / to each edge, with the keys to drop at once in
@@ -178,21 +181,32 @@ func (w *Worker) send(ctx context.Context, reqs []http.Header) error {
 	return nil
 }
 
-// purge sends one PURGE request to the edge at u.
+// purge sends one PURGE request to the edge at u. Its errors, which the purge job logs,
+// name the edge as config.Redact shows it: a purge URL may carry a password or a token.
 func (w *Worker) purge(ctx context.Context, u string, h http.Header) error {
+	shown := config.Redact(u)
 	req, err := http.NewRequestWithContext(ctx, "PURGE", strings.TrimSuffix(u, "/")+"/", nil)
 	if err != nil {
-		return fmt.Errorf("purge %s: %w", u, err)
+		return fmt.Errorf("purge %s: %w", shown, redactURLError(err))
 	}
 	req.Header = h
 	resp, err := w.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("purge %s: %w", u, err)
+		return fmt.Errorf("purge %s: %w", shown, redactURLError(err))
 	}
 	_ = resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("purge %s: %s", u, resp.Status)
+		return fmt.Errorf("purge %s: %s", shown, resp.Status)
 	}
 	w.requests.Inc()
 	return nil
+}
+
+// redactURLError redacts the URL that an error of the HTTP client quotes (it hides a
+// userinfo password, not a token in the query).
+func redactURLError(err error) error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		ue.URL = config.Redact(ue.URL)
+	}
+	return err
 }
