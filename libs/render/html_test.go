@@ -104,3 +104,19 @@ func TestRawHTMLAttributesAndStylesAreAllowlisted(t *testing.T) {
 			[]string{"<div><a href=\"https://e.example/\" rel=\"nofollow\">open\n<p><b>bold</b></p>\n<p>next</p>\n</a></div>"}, []string{"</article>", "</main>"}},
 	})
 }
+
+// A note's text-decoration takes keywords and a colour, never a length: a thick line
+// (`overline 260px`) paints over the page's own header (title, author, date) above the
+// note. text-decoration-thickness and text-underline-offset are not allowed at all.
+func TestRawHTMLTextDecorationHasNoLength(t *testing.T) {
+	checkCases(t, []htmlCase{
+		{"the overline over the header", `<span style="text-decoration: overline 260px #fff">s</span>` + "\n",
+			[]string{"<span>s</span>"}, []string{"260px", "text-decoration"}},
+		{"lengths of any unit, calc() and var()", `<span style="text-decoration: underline 0.5em red">a</span><span style="text-decoration: underline 30%">b</span><span style="text-decoration: underline calc(1px + 1px)">c</span><span style="text-decoration: underline var(--x)">d</span><span style="text-decoration: 1e3px">e</span>` + "\n",
+			[]string{"<span>a</span><span>b</span><span>c</span><span>d</span><span>e</span>"}, []string{"text-decoration", "em", "%", "calc", "var"}},
+		{"thickness and offset properties", `<span style="text-decoration-thickness: 260px; text-underline-offset: -40px; text-decoration: underline">s</span>` + "\n",
+			[]string{`<span style="text-decoration: underline">s</span>`}, []string{"px", "thickness", "offset"}},
+		{"keywords and a colour stay", `<span style="text-decoration: underline overline line-through dotted rgb(255, 0, 0)">a</span><span style="text-decoration: none">b</span><span style="text-decoration: line-through double #c00">c</span>` + "\n",
+			[]string{`<span style="text-decoration: underline overline line-through dotted rgb(255, 0, 0)">a</span>`, `<span style="text-decoration: none">b</span>`, `<span style="text-decoration: line-through double #c00">c</span>`}, nil},
+	})
+}

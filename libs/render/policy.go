@@ -45,6 +45,12 @@ func notePolicy() *bluemonday.Policy {
 // color is a CSS colour: a name, #hex, or rgb()/hsl() of numbers.
 const color = `#[0-9a-f]{3,8}|[a-z]{3,30}|(rgba?|hsla?)\([0-9a-z.%, /+-]{1,64}\)`
 
+// decoration is one word of a text-decoration value: a line, a style, or a colour. It
+// has no length (the shorthand's thickness), since a thick line paints over whatever is
+// near the text, the page's own header included; text-decoration-thickness and
+// text-underline-offset are not allowed for the same reason.
+const decoration = `none|underline|overline|line-through|solid|double|dotted|dashed|wavy|` + color
+
 // noteStyles are the style properties a note's HTML keeps, with the values they may
 // take (as bluemonday checks them: lower-cased, CSS escapes decoded). None admits a
 // function but rgb() and hsl() of plain numbers, so no url() and no expression().
@@ -54,5 +60,5 @@ var noteStyles = map[string]*regexp.Regexp{
 	"text-align":       regexp.MustCompile(`^(left|right|center|justify|start|end)$`),
 	"font-weight":      regexp.MustCompile(`^(normal|bold|bolder|lighter|[1-9]00)$`),
 	"font-style":       regexp.MustCompile(`^(normal|italic|oblique)$`),
-	"text-decoration":  regexp.MustCompile(`^[a-z0-9# -]{1,64}$`),
+	"text-decoration":  regexp.MustCompile(`^(` + decoration + `)( (` + decoration + `)){0,4}$`),
 }

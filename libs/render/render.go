@@ -87,7 +87,9 @@ import (
 // images as links; Mermaid fences as <pre class="mermaid"> drawn in the browser; embeds of
 // notes (links keep Embed, an embed alone in its paragraph has no <p>, and the outline
 // records the byte spans of top-level heading sections and of blocks that a page cuts).
-const Version = 8
+// 9: a note's text-decoration keeps keywords and a colour only, never a length (a thick
+// overline painted over the page's header); renders of 8 that had one are redone.
+const Version = 9
 
 // Fallback is a block shown as escaped preformatted text because it missed a bound.
 type Fallback struct {
