@@ -6,6 +6,7 @@
 package clientcmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -87,7 +88,7 @@ func commonCommand(name, usage string, least, most int, want string,
 func flaggedCommand(name, usage string, flags func(*flag.FlagSet), run func(ctx context.Context, env cli.Env, args []string) error,
 	summary, example string) cli.Command {
 	return cli.Command{Name: name, Summary: summary, Usage: strings.TrimSpace(usage + " [--server URL] [--json]"), Example: example,
-		Flags: flags, Run: run}
+		Flags: flags, Run: printableErrors(run)}
 }
 
 // commandFlags parses a command line of the common flags and those define adds, and
@@ -99,17 +100,23 @@ func commandFlags[T any](name string, args []string, define func(*flag.FlagSet, 
 	return c, v, cli.ParseFlags(fs, args)
 }
 
-// printJSON prints v as one line of JSON.
+// printJSON prints v as one line of JSON, with the characters that would act on a
+// terminal escaped (jsonPrintable).
 func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(jsonPrintable(b.Bytes()))
+	return err
 }
 
 // confirm tells a person at a terminal what was done; scripts get silence.
 func confirm(w io.Writer, format string, args ...any) {
 	if isTerminal(w) {
-		fmt.Fprintf(w, format+"\n", args...)
+		fprintf(w, format+"\n", args...)
 	}
 }
 
@@ -200,7 +207,7 @@ func runList(ctx context.Context, env cli.Env, args []string) error {
 				continue
 			}
 			for _, n := range page.Notes {
-				fmt.Fprintf(env.Stdout, "%s\t%s\t%s\t%s\n", n.Cuid, n.Status, n.URL, deref(n.Title))
+				fprintf(env.Stdout, "%s\t%s\t%s\t%s\n", n.Cuid, n.Status, n.URL, deref(n.Title))
 			}
 		}
 		return nil
@@ -220,7 +227,7 @@ func runVersions(ctx context.Context, env cli.Env, c common, pos []string) error
 				return jsonOr(env, list, err)
 			}
 			for _, v := range list.Versions {
-				fmt.Fprintf(env.Stdout, "%d\t%s\t%d\t%s\n", v.Version, v.CreatedAt.Format("2006-01-02 15:04:05Z07:00"), v.ContentBytes, deref(v.Title))
+				fprintf(env.Stdout, "%d\t%s\t%d\t%s\n", v.Version, v.CreatedAt.Format("2006-01-02 15:04:05Z07:00"), v.ContentBytes, deref(v.Title))
 			}
 			return nil
 		})
@@ -234,7 +241,12 @@ func runVersions(ctx context.Context, env cli.Env, c common, pos []string) error
 		if err != nil || c.json {
 			return jsonOr(env, v, err)
 		}
-		_, err = io.WriteString(env.Stdout, v.Content)
+		content := v.Content
+		if isTerminal(env.Stdout) {
+			// Redirected, it is the note as written; shown, it must not drive the terminal.
+			content = printableLines(content)
+		}
+		_, err = io.WriteString(env.Stdout, content)
 		return err
 	})
 }
@@ -300,7 +312,7 @@ func runSettings(ctx context.Context, env cli.Env, args []string) error {
 			return jsonOr(env, p, err)
 		}
 		s := p.Settings
-		fmt.Fprintf(env.Stdout, "name=%s\nshow_author=%t\ntheme=%s\naccent_color=%s\nfont=%s\nindexable=%t\nimage_bytes_used=%d\nimage_limit_bytes=%d\n",
+		fprintf(env.Stdout, "name=%s\nshow_author=%t\ntheme=%s\naccent_color=%s\nfont=%s\nindexable=%t\nimage_bytes_used=%d\nimage_limit_bytes=%d\n",
 			s.Name, s.ShowAuthor, s.Theme, s.AccentColor, s.Font, s.Indexable, p.Storage.ImageBytesUsed, p.Storage.ImageLimitBytes)
 		return nil
 	})

@@ -47,7 +47,7 @@ func TestAttachmentsResolveAsInObsidian(t *testing.T) {
 		"../secret.png": "",
 		"out.png":       "->../secret.png", "in.png": "->a.png",
 	})
-	v, err := openVault(dir, false)
+	v, _, err := openVault(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,14 +82,17 @@ func TestAttachmentsResolveAsInObsidian(t *testing.T) {
 			t.Errorf("find(%q) = %q, %v; want refused as outside", target, got, err)
 		}
 	}
-	if _, err := v.open("out.png"); !errors.Is(err, errSymlinkOut) {
+	if _, err := v.openFile(filepath.Join(dir, "out.png")); !errors.Is(err, errSymlinkOut) {
 		t.Errorf("a symlink out of the vault: %v, want refused", err)
 	}
-	if real, err := v.open("in.png"); err != nil || filepath.Base(real) != "a.png" {
-		t.Errorf("a symlink inside: %q, %v; want a.png", real, err)
+	want, _ := os.Stat(filepath.Join(dir, "a.png"))
+	if f, err := v.openFile(filepath.Join(dir, "in.png")); err != nil {
+		t.Errorf("a symlink inside: %v; want a.png", err)
+	} else if st, _ := f.Stat(); !os.SameFile(st, want) {
+		t.Errorf("a symlink inside opened %s; want a.png", st.Name())
 	}
-	followed, _ := openVault(dir, true)
-	if _, err := followed.open("out.png"); err != nil {
+	followed, _, _ := openVault(dir, true)
+	if _, err := followed.openFile(filepath.Join(dir, "out.png")); err != nil {
 		t.Errorf("with --follow-symlinks: %v, want the file", err)
 	}
 }
@@ -135,7 +138,7 @@ func TestFoldersMeanTheirNotesAndTheVaultRootIsFound(t *testing.T) {
 		{"--vault", "plain", []string{"plain/In"}, []string{"In/Deep.md"}},
 		{"named twice, sent once", "", []string{"vault/Sub", "vault/Sub/Note.md"}, []string{"Sub/Note.md"}},
 	} {
-		f := &finder{vaults: map[string]*vault{}, seen: map[string]bool{}}
+		f := newFinder("", false)
 		if tc.vault != "" {
 			f.vaultFlag = filepath.Join(base, tc.vault)
 		}
@@ -150,7 +153,7 @@ func TestFoldersMeanTheirNotesAndTheVaultRootIsFound(t *testing.T) {
 			t.Errorf("%s: %q, want %q", tc.rule, got, tc.want)
 		}
 	}
-	f := &finder{vaultFlag: filepath.Join(base, "plain"), vaults: map[string]*vault{}, seen: map[string]bool{}}
+	f := newFinder(filepath.Join(base, "plain"), false)
 	if err := f.find(filepath.Join(base, "loose/Alone.md")); err == nil {
 		t.Error("a note outside --vault was taken")
 	}
@@ -160,7 +163,7 @@ func TestImageReferencesAreRewrittenForTheServer(t *testing.T) {
 	dir := t.TempDir()
 	makeVault(t, dir, map[string]string{"a.png": string(pngBytes), "sub/a.png": string(pngBytes) + "x", "my pic.png": string(pngBytes),
 		"d.svg": `<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="10" height="10"/></svg>`})
-	v, _ := openVault(dir, false)
+	v, _, _ := openVault(dir, false)
 	for _, tc := range []struct{ rule, in, want string }{
 		{"an embed becomes an image of [[name]]", "![[a.png]]", "![a.png]([[a.png]])"},
 		{"an embed's text is its alt", "![[sub/a.png|A map]]", "![A map]([[a.png]])"},
@@ -190,8 +193,12 @@ func TestAMissingOrRefusedFileIsAWarningNotAFailure(t *testing.T) {
 	dir := filepath.Join(base, "vault")
 	makeVault(t, dir, map[string]string{"n.md": "![[gone.png]] ![[out.png]] ![](../up.png) ![[fake.png]] ![[ok.png]]",
 		"ok.png": string(pngBytes), "fake.png": "GIF89a", "../up.png": string(pngBytes), "out.png": "->../up.png"})
-	v, _ := openVault(dir, false)
-	p, err := prepare(&noteFile{file: filepath.Join(dir, "n.md"), path: "n.md", vault: v})
+	v, _, _ := openVault(dir, false)
+	content, err := readNote(v, filepath.Join(dir, "n.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := prepare(&noteFile{file: filepath.Join(dir, "n.md"), path: "n.md", vault: v, content: content})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package clientcmd
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -15,11 +16,13 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 )
 
-// noteFile is a note found on the command line: a file, and where it lives in its vault.
+// noteFile is a note found on the command line: a file, where it lives in its vault, and
+// what it held when it was read, once.
 type noteFile struct {
-	file  string // as found, absolute
-	path  string // vault-relative, '/'-separated, NFC: the publication's path
-	vault *vault
+	file    string // as found, absolute
+	path    string // vault-relative, '/'-separated, NFC: the publication's path
+	vault   *vault
+	content string
 }
 
 // finder finds the notes of publish's arguments and the vault of each.
@@ -30,9 +33,26 @@ type finder struct {
 	seen      map[string]bool   // by vault root and path
 	notes     []*noteFile
 	warnings  []string
+	// present are the notes that are there, by vault root and match key of their path:
+	// those found and those that could not be read (--prune never unshares them), not
+	// those that say publish: false.
+	present map[string]bool
 	// folders are the folders named on the command line, with their vault and their
 	// vault-relative path ("" for the root): what --prune looks at.
 	folders []pruneFolder
+}
+
+// newFinder is a finder of the vault root vaultFlag ("": found for each note), which
+// follows symlinks out of the vault when follow is set.
+func newFinder(vaultFlag string, follow bool) *finder {
+	return &finder{vaultFlag: vaultFlag, follow: follow, vaults: map[string]*vault{}, seen: map[string]bool{}, present: map[string]bool{}}
+}
+
+// close closes the vaults.
+func (f *finder) close() {
+	for _, v := range f.vaults {
+		v.close()
+	}
 }
 
 // pruneFolder is a folder of the command line, vault-relative.
@@ -60,7 +80,7 @@ func (f *finder) find(arg string) error {
 		if err != nil {
 			return err
 		}
-		return f.add(v, abs)
+		return f.add(v, abs, false)
 	}
 	v, err := f.vaultOf(filepath.Join(abs, "x"), abs)
 	if err != nil {
@@ -87,26 +107,21 @@ func (f *finder) find(arg string) error {
 		if d.IsDir() || filepath.Ext(p) != ".md" {
 			return nil
 		}
-		if !published(p) {
-			return nil
-		}
-		return f.add(v, p)
+		return f.add(v, p, true)
 	})
 }
 
 // published reports whether a note's frontmatter leaves it in the published set: all but
-// publish: false. A note that cannot be read stays in, for its error to be reported.
-func published(file string) bool {
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return true
-	}
-	props, _, err := note.SplitFrontmatter(string(b))
+// publish: false. A note whose frontmatter cannot be read stays in, for its error to be
+// reported.
+func published(content string) bool {
+	props, _, err := note.SplitFrontmatter(content)
 	return err != nil || props["publish"] != false
 }
 
-// add adds the note at file (absolute) of vault v, once.
-func (f *finder) add(v *vault, file string) error {
+// add adds the note at file (absolute) of vault v, once, and reads it, once (a note of a
+// folder that says publish: false is left out). One that cannot be read is a warning.
+func (f *finder) add(v *vault, file string, inFolder bool) error {
 	rel, err := v.rel(file)
 	if errors.Is(err, errOutside) {
 		return fmt.Errorf("%w: %s is not inside the vault %s", cli.ErrUsage, file, v.root)
@@ -114,16 +129,37 @@ func (f *finder) add(v *vault, file string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := v.real(file); err != nil {
-		f.warnings = append(f.warnings, fmt.Sprintf("%s: %s", rel, problem(err)))
+	if f.seen[v.root+"\x00"+rel] {
 		return nil
 	}
-	key := v.root + "\x00" + rel
-	if !f.seen[key] {
-		f.seen[key] = true
-		f.notes = append(f.notes, &noteFile{file: file, path: rel, vault: v})
+	f.seen[v.root+"\x00"+rel] = true
+	key := presentKey(v, rel)
+	content, err := readNote(v, file)
+	if err != nil {
+		f.present[key] = true
+		f.warnings = append(f.warnings, sprintf("%s: %s", rel, problem(err)))
+		return nil
 	}
+	if inFolder && !published(content) {
+		return nil
+	}
+	f.present[key] = true
+	f.notes = append(f.notes, &noteFile{file: file, path: rel, vault: v, content: content})
 	return nil
+}
+
+// presentKey is the key of a note in finder.present.
+func presentKey(v *vault, rel string) string { return v.root + "\x00" + note.MatchKey(rel) }
+
+// readNote reads a note of the vault, opened once (vault.openFile).
+func readNote(v *vault, file string) (string, error) {
+	fd, err := v.openFile(file)
+	if err != nil {
+		return "", err
+	}
+	defer fd.Close()
+	b, err := io.ReadAll(fd)
+	return string(b), err
 }
 
 // vaultOf returns the vault of the note or folder at p: --vault, else the nearest folder
@@ -147,9 +183,12 @@ func (f *finder) vaultOf(p, given string) (*vault, error) {
 	if v := f.vaults[real]; v != nil {
 		return v, nil
 	}
-	v, err := openVault(real, f.follow)
+	v, warning, err := openVault(real, f.follow)
 	if err != nil {
 		return nil, err
+	}
+	if warning != "" {
+		f.warnings = append(f.warnings, warning)
 	}
 	f.vaults[real] = v
 	return v, nil

@@ -34,11 +34,7 @@ type prepared struct {
 // names they are sent under. A file that cannot be found, read or converted is a warning,
 // and its reference stays as written: the note is published without it.
 func prepare(n *noteFile) (*prepared, error) {
-	raw, err := os.ReadFile(n.file)
-	if err != nil {
-		return nil, err
-	}
-	content := string(raw)
+	content := n.content
 	props, body, err := note.SplitFrontmatter(content)
 	if err != nil {
 		return nil, err
@@ -61,7 +57,7 @@ func prepare(n *noteFile) (*prepared, error) {
 }
 
 func (p *prepared) warn(ref, problem string) {
-	p.warnings = append(p.warnings, fmt.Sprintf("%s: %s: %s", p.path, ref, problem))
+	p.warnings = append(p.warnings, sprintf("%s: %s: %s", p.path, ref, problem))
 }
 
 // edit replaces body[start:end] with text.

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client"
@@ -17,79 +19,142 @@ import (
 // doomed is a publication --prune unshares.
 type doomed struct{ path, cuid, url string }
 
-// pruneCandidates are, with --prune, the publications of the folders given whose note is
-// no longer there or now says publish: false: those of the mapping and, by their path,
-// the account's others; never one whose note moved, nor one of a note found.
-func (r *run) pruneCandidates() []doomed {
+// pruneCandidates are, with --prune, the publications that this machine published from
+// the folders given, of their vault, whose note is no longer there or now says publish:
+// false: by the mapping's entries of that vault alone. Never a publication it only finds
+// in the account's list, nor an entry of another vault or one written before vaults had
+// ids, nor a note that moved, nor one that is there but could not be read, nor one the
+// account no longer has.
+//
+// A vault root that moved is refused (errRootMoved): when an entry that another vault
+// published lies, by that vault's root, inside a folder given, the folder was part of
+// that vault when it was published and is in another now (a .obsidian/ planted in a
+// subfolder, or the vault's own removed, or a CI checkout without it): its paths, and so
+// what "no longer there" means, changed.
+func (r *run) pruneCandidates() ([]doomed, error) {
 	if !r.opts.prune {
-		return nil
+		return nil, nil
 	}
-	keep := map[string]bool{}
-	for _, n := range r.finder.notes {
-		keep[note.MatchKey(n.path)] = true
-	}
-	for _, old := range r.moves {
-		keep[note.MatchKey(old)] = true
-	}
-	seen := map[string]bool{}
-	var out []doomed
-	consider := func(p, cuid, url string) {
-		if seen[cuid] || keep[note.MatchKey(p)] {
-			return
-		}
-		for _, f := range r.finder.folders {
-			if under(f.path, p) {
-				seen[cuid] = true
-				out = append(out, doomed{p, cuid, url})
-				return
+	paths := sortedPaths(r.states)
+	for _, f := range r.finder.folders {
+		folder := filepath.Join(f.vault.root, filepath.FromSlash(f.path))
+		for _, path := range paths {
+			s := r.states[path]
+			if s.Vault == "" || s.Vault == f.vault.id || !r.live[s.Cuid] {
+				continue
+			}
+			if root := r.mapping.vaultRoot(s.Vault); root != "" && inFolder(folder, filepath.Join(root, filepath.FromSlash(path))) {
+				return nil, fmt.Errorf("%w: --prune refused: the vault root changed: %s was published as %s of the vault %s, "+
+					"and its folder %s is now in the vault %s (a .obsidian/ folder added or removed?), where paths differ. "+
+					"Pass --vault %[4]s to prune as before, or unshare what was published from there to start afresh",
+					cli.ErrUsage, filepath.Join(root, filepath.FromSlash(path)), path, root, folder, f.vault.root)
 			}
 		}
 	}
-	for _, p := range sortedPaths(r.states) {
-		consider(p, r.states[p].Cuid, r.states[p].URL)
+	kept := map[string]bool{}
+	for p, old := range r.moves {
+		kept[presentKey(p.vault, old)] = true
 	}
-	for _, item := range r.all {
-		if item.Path != nil {
-			consider(*item.Path, item.Cuid, item.URL)
+	var out []doomed
+	for _, f := range r.finder.folders {
+		own := 0
+		for _, path := range paths {
+			s := r.states[path]
+			if s.Vault != f.vault.id || !under(f.path, path) {
+				continue
+			}
+			own++
+			key := presentKey(f.vault, path)
+			if r.finder.present[key] || kept[key] || !r.live[s.Cuid] {
+				continue
+			}
+			kept[key] = true // a folder given twice, or within another
+			out = append(out, doomed{path, s.Cuid, s.URL})
+		}
+		if own == 0 {
+			r.warnf("--prune: this machine published nothing from %s (the vault %s) yet: nothing to unshare there",
+				filepath.Join(f.vault.root, filepath.FromSlash(f.path)), f.vault.root)
 		}
 	}
-	return out
+	return out, nil
 }
 
-// confirmPrune lists what --prune would unshare and asks on a terminal; --yes does not
-// ask; without a terminal and without --yes it is a usage error, before anything is sent.
-// A "no" leaves them all (nil).
-func (r *run) confirmPrune(list []doomed) ([]doomed, error) {
-	if len(list) == 0 {
-		return nil, nil
+// inFolder reports whether the file lies in folder, both absolute, by their names as
+// notes' paths compare (note.MatchKey): one that might be is taken to be.
+func inFolder(folder, file string) bool {
+	return strings.HasPrefix(note.MatchKey(filepath.ToSlash(file)), strings.TrimSuffix(note.MatchKey(filepath.ToSlash(folder)), "/")+"/")
+}
+
+// approve asks before what the run would not do unasked: overwriting publications this
+// vault did not publish (same path) and unsharing with --prune. It lists them and asks
+// on a terminal; --yes does not ask; without a terminal and without --yes it is a usage
+// error, before anything is sent. A "no" leaves those notes unsent, or nothing unshared.
+func (r *run) approve() error {
+	var overwrites []step
+	for _, s := range r.steps {
+		if s.action == "overwrite" {
+			overwrites = append(overwrites, s)
+		}
 	}
-	if !r.opts.yes && !isStdinTerminal() {
-		return nil, fmt.Errorf("%w: --prune would unshare %d publications (%s…): pass --yes to unshare them without a terminal",
-			cli.ErrUsage, len(list), list[0].path)
+	if len(overwrites) == 0 && len(r.doomed) == 0 || r.opts.yes {
+		return nil
 	}
-	if r.opts.yes {
-		return list, nil
+	if !isStdinTerminal() {
+		var what []string
+		if len(overwrites) > 0 {
+			what = append(what, sprintf("overwrite %d publications that this vault did not publish (%s…)", len(overwrites), overwrites[0].p.path))
+		}
+		if len(r.doomed) > 0 {
+			what = append(what, sprintf("unshare %d publications with --prune (%s…)", len(r.doomed), r.doomed[0].path))
+		}
+		return fmt.Errorf("%w: publish would %s: pass --yes to do so without a terminal; nothing was sent", cli.ErrUsage, strings.Join(what, ", and "))
 	}
-	for _, d := range list {
-		fmt.Fprintf(r.env.Stderr, "  %s\t%s\n", d.url, d.path)
+	if len(overwrites) > 0 {
+		for _, s := range overwrites {
+			fprintf(r.env.Stderr, "  %s\t%s\n", s.prev.URL, s.p.path)
+		}
+		if !r.ask(sprintf("Overwrite these %d publications, which this vault did not publish, in place?", len(overwrites))) {
+			fmt.Fprintln(r.env.Stderr, "Nothing overwritten: those notes are not sent.")
+			steps := r.steps[:0]
+			for _, s := range r.steps {
+				if s.action != "overwrite" {
+					steps = append(steps, s)
+				}
+			}
+			r.steps = steps
+		}
 	}
-	fmt.Fprintf(r.env.Stderr, "Unshare these %d publications? [y/N] ", len(list))
-	answer, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-	if a := strings.ToLower(strings.TrimSpace(answer)); a != "y" && a != "yes" {
-		fmt.Fprintln(r.env.Stderr, "Nothing unshared.")
-		return nil, nil
+	if len(r.doomed) > 0 {
+		for _, d := range r.doomed {
+			fprintf(r.env.Stderr, "  %s\t%s\n", d.url, d.path)
+		}
+		if !r.ask(sprintf("Unshare these %d publications?", len(r.doomed))) {
+			fmt.Fprintln(r.env.Stderr, "Nothing unshared.")
+			r.doomed = nil
+		}
 	}
-	return list, nil
+	return nil
+}
+
+// ask asks a question on the terminal and reports whether the answer is yes.
+func (r *run) ask(question string) bool {
+	fmt.Fprintf(r.env.Stderr, "%s [y/N] ", question)
+	if r.stdin == nil {
+		r.stdin = bufio.NewReader(os.Stdin)
+	}
+	answer, _ := r.stdin.ReadString('\n')
+	a := strings.ToLower(strings.TrimSpace(answer))
+	return a == "y" || a == "yes"
 }
 
 // unshare unpublishes the doomed publications and forgets them.
-func (r *run) unshare(ctx context.Context, list []doomed) {
-	for _, d := range list {
+func (r *run) unshare(ctx context.Context) {
+	for _, d := range r.doomed {
 		res, err := r.cl.Unshare(ctx, d.cuid)
 		var apiErr *client.Error
 		if err != nil && !(errors.As(err, &apiErr) && apiErr.Status == http.StatusNotFound) {
 			r.failed++
-			fmt.Fprintf(r.env.Stderr, "failed: unshare %s (%s): %v\n", d.path, d.url, err)
+			fprintf(r.env.Stderr, "failed: unshare %s (%s): %v\n", d.path, d.url, err)
 			continue
 		}
 		delete(r.states, d.path)
@@ -98,46 +163,72 @@ func (r *run) unshare(ctx context.Context, list []doomed) {
 		if r.opts.json && err == nil {
 			_ = printJSON(r.env.Stdout, res)
 		} else if !r.opts.json {
-			fmt.Fprintf(r.env.Stdout, "unshared\t%s\t%s\n", d.url, d.path)
+			fprintf(r.env.Stdout, "unshared\t%s\t%s\n", d.url, d.path)
 		}
 	}
 }
 
-// dryRun lists the notes, their paths, the attachments with the files they come from, and
-// what --prune would unshare by the mapping of the last login's account; it sends nothing.
-func (r *run) dryRun() error {
+// dryRun lists the notes, their paths, the attachments with the files they come from,
+// and, when a session can be had (it reads the account's list; nothing is changed), the
+// run's plan: a line per note, as the run's line (the action, the URL, "-" for a new
+// publication, and the path), then what --prune would unshare. It refuses what the run
+// would refuse.
+func (r *run) dryRun(ctx context.Context) error {
+	planned := false
+	if r.canSession() {
+		err := withSession(ctx, r.env, r.opts.server, func(cl *client.Client) error {
+			return r.begin(ctx, cl)
+		})
+		if err != nil {
+			return err
+		}
+		planned = true
+	} else {
+		r.warnf("not logged in: what the run would publish, update, overwrite and unshare is not known (run `sharenote login`)")
+	}
+	steps := map[*prepared]step{}
+	for _, s := range r.steps {
+		steps[s.p] = s
+	}
+	counts := map[string]int{}
 	for _, p := range r.notes {
-		fmt.Fprintf(r.env.Stdout, "note\t%s\t%s\n", p.path, p.file)
+		fprintf(r.env.Stdout, "note\t%s\t%s\n", p.path, p.file)
 		for _, img := range p.images {
-			fmt.Fprintf(r.env.Stdout, "attachment\t%s\t%s\n", img.name, img.rel)
+			fprintf(r.env.Stdout, "attachment\t%s\t%s\n", img.name, img.rel)
+		}
+		if s, ok := steps[p]; ok {
+			url := "-"
+			if s.prev != nil {
+				url = s.prev.URL
+			}
+			fprintf(r.env.Stdout, "%s\t%s\t%s\n", s.action, url, p.path)
+			counts[s.action]++
 		}
 	}
-	if r.opts.prune {
-		r.dryPrune()
+	for _, d := range r.doomed {
+		fprintf(r.env.Stdout, "unshare\t%s\t%s\n", d.url, d.path)
 	}
-	fmt.Fprintf(r.env.Stderr, "dry run: %d notes, nothing sent\n", len(r.notes))
+	if !planned {
+		fmt.Fprintf(r.env.Stderr, "dry run: %d notes, nothing sent\n", len(r.notes))
+		return nil
+	}
+	fmt.Fprintf(r.env.Stderr, "dry run: publish %d, update %d, unchanged %d, move %d, overwrite %d, unshare %d; nothing sent\n",
+		counts["publish"], counts["update"], counts["unchanged"], counts["move"], counts["overwrite"], len(r.doomed))
 	return nil
 }
 
-// dryPrune prints what --prune would unshare, by the mapping alone.
-func (r *run) dryPrune() {
+// canSession reports whether withSession can run without asking: a server, and a session
+// of it or the license in the environment to log in with.
+func (r *run) canSession() bool {
 	creds, err := loadCredentials(r.env.Getenv)
 	if err != nil {
-		return
+		return false
 	}
 	srv, err := server(r.opts.server, r.env.Getenv, creds)
-	if err != nil || creds.Servers[srv] == nil {
-		r.warnf("not logged in: what --prune would unshare is not known")
-		return
-	}
-	m, err := loadMapping(r.env)
 	if err != nil {
-		return
+		return false
 	}
-	r.states = m.notes(srv, creds.Servers[srv].UserCuid)
-	r.moves = map[*prepared]string{}
-	r.planMoves()
-	for _, d := range r.pruneCandidates() {
-		fmt.Fprintf(r.env.Stdout, "unshare\t%s\t%s\n", d.url, d.path)
-	}
+	_, _, canRenew := licenseFromEnv(r.env.Getenv)
+	tok := creds.Servers[srv]
+	return canRenew || tok != nil && time.Until(tok.ExpiresAt.Time) >= renewBefore
 }

@@ -15,11 +15,11 @@ var publishCommand = cli.Command{
 	Summary: "publish notes and folders of notes (every .md, except in hidden folders and notes saying publish: false) " +
 		"with the images they show, found as Obsidian finds them in the vault; again, it updates the same URLs in place, " +
 		"sending only what changed. Prints published|updated|unchanged|moved|unshared, a tab, the URL, a tab, the note's path; failures and warnings go to stderr, then one summary line",
-	Usage: "PATH... [--vault DIR] [--prune [--yes]] [--dry-run] [--follow-symlinks] [--new] [--server URL] [--json]",
+	Usage: "PATH... [--vault DIR] [--prune] [--yes] [--dry-run] [--follow-symlinks] [--new] [--server URL] [--json]",
 	Example: "sharenote publish ~/Vault/Garden\nsharenote publish ~/Vault/Garden --prune --yes\n" +
 		"sharenote publish notes/trip.md --json | jq -r .url",
 	Flags: func(fs *flag.FlagSet) { new(publishOptions).define(fs) },
-	Run:   runPublish,
+	Run:   printableErrors(runPublish),
 }
 
 // publishOptions are publish's flags.
@@ -34,9 +34,12 @@ type publishOptions struct {
 func (o *publishOptions) define(fs *flag.FlagSet) {
 	o.common.define(fs)
 	fs.StringVar(&o.vault, "vault", "", "the vault's root folder, which paths are relative to; default: the nearest folder above holding .obsidian/, else the folder given, else the note's folder")
-	fs.BoolVar(&o.prune, "prune", false, "also unshare what was published from the folders given and is no longer there, or now says publish: false (asks first on a terminal)")
-	fs.BoolVar(&o.yes, "yes", false, "with --prune: unshare without asking")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "list the notes, their paths, the attachments and the files they come from, and what --prune would unshare; send nothing")
+	fs.BoolVar(&o.prune, "prune", false, "also unshare what this machine published from the folders given of this vault and is no longer there, "+
+		"or now says publish: false (asks first on a terminal)")
+	fs.BoolVar(&o.yes, "yes", false, "do not ask before overwriting publications of the same paths that this vault did not publish, "+
+		"nor before --prune unshares; needed for either without a terminal")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "list the notes, their paths, the attachments and the files they come from, "+
+		"and what the run would publish, update, overwrite and unshare (it reads the account's list); change nothing")
 	fs.BoolVar(&o.follow, "follow-symlinks", false, "read files that symlinks lead to outside the vault (refused by default)")
 	fs.BoolVar(&o.fresh, "new", false, "publish new copies (other URLs, without a path), even of notes published from here before")
 }
@@ -52,13 +55,11 @@ func runPublish(ctx context.Context, env cli.Env, args []string) error {
 	if err == nil && len(pos) == 0 {
 		err = fmt.Errorf("%w: publish takes notes (.md) or folders", cli.ErrUsage)
 	}
-	if err == nil && o.yes && !o.prune {
-		err = fmt.Errorf("%w: --yes goes with --prune", cli.ErrUsage)
-	}
 	if err != nil {
 		return err
 	}
-	f := &finder{vaultFlag: o.vault, follow: o.follow, vaults: map[string]*vault{}, seen: map[string]bool{}}
+	f := newFinder(o.vault, o.follow)
+	defer f.close()
 	for _, p := range pos {
 		if err := f.find(p); err != nil {
 			return err
@@ -67,32 +68,30 @@ func runPublish(ctx context.Context, env cli.Env, args []string) error {
 	r := &run{env: env, opts: o, finder: f, counts: map[string]int{}}
 	r.prepareAll()
 	if o.dryRun {
-		return r.dryRun()
+		return r.dryRun(ctx)
 	}
 	return withSession(ctx, env, o.server, func(cl *client.Client) error {
 		return r.publish(ctx, cl)
 	})
 }
 
-// publish sends the prepared notes, prunes, and reports.
+// publish plans the run, asks what needs asking, sends the prepared notes, prunes, and
+// reports.
 func (r *run) publish(ctx context.Context, cl *client.Client) error {
-	r.reset(cl)
-	if err := r.load(ctx); err != nil {
+	if err := r.begin(ctx, cl); err != nil {
 		return err
 	}
-	r.planMoves()
-	doomed, err := r.confirmPrune(r.pruneCandidates())
-	if err != nil {
+	if err := r.approve(); err != nil {
 		return err
 	}
-	for i, p := range r.notes {
-		r.progress(i+1, len(r.notes), p.path)
-		if err := r.send(ctx, p); err != nil {
+	for i, s := range r.steps {
+		r.progress(i+1, len(r.steps), s.p.path)
+		if err := r.send(ctx, s); err != nil {
 			return err // a refused session: withSession logs in again and runs once more
 		}
 	}
 	r.endProgress()
-	r.unshare(ctx, doomed)
+	r.unshare(ctx)
 	r.summary()
 	if err := writePrivate(r.env.Getenv, mappingName, r.mapping); err != nil {
 		return fmt.Errorf("the notes are published, but the next publish will not know them: %w", err)
@@ -105,13 +104,13 @@ func (r *run) publish(ctx context.Context, cl *client.Client) error {
 
 // warnf prints a warning line on stderr.
 func (r *run) warnf(format string, args ...any) {
-	fmt.Fprintf(r.env.Stderr, "warning: "+format+"\n", args...)
+	fprintf(r.env.Stderr, "warning: "+format+"\n", args...)
 }
 
 // progress shows n/N and the note's path on a terminal.
 func (r *run) progress(n, total int, name string) {
 	if isTerminal(r.env.Stderr) {
-		fmt.Fprintf(r.env.Stderr, "\r\033[K%d/%d %s", n, total, name)
+		fprintf(r.env.Stderr, "\r\033[K%d/%d %s", n, total, name)
 		r.drawn = true
 	}
 }

@@ -34,7 +34,7 @@ func (r *run) report(p *prepared, outcome string, state *publishedFile, warnings
 		_ = printJSON(r.env.Stdout, res)
 		return
 	}
-	fmt.Fprintf(r.env.Stdout, "%s\t%s\t%s\n", outcome, state.URL, p.path)
+	fprintf(r.env.Stdout, "%s\t%s\t%s\n", outcome, state.URL, p.path)
 }
 
 // summary prints the run's one summary line on stderr, after the unknown_note_link
@@ -52,13 +52,15 @@ func (r *run) summary() {
 	}
 	line := fmt.Sprintf("published %d, updated %d, unchanged %d, failed %d", r.counts["published"],
 		r.counts["updated"]+r.counts["moved"], r.counts["unchanged"], r.failed)
-	if n := r.counts["unshared"]; n > 0 {
-		line += fmt.Sprintf(", unshared %d", n)
+	for _, what := range []string{"overwritten", "unshared"} {
+		if n := r.counts[what]; n > 0 {
+			line += fmt.Sprintf(", %s %d", what, n)
+		}
 	}
 	if len(r.warnings) > 0 {
 		var parts []string
 		for _, code := range slices.Sorted(maps.Keys(r.warnings)) {
-			parts = append(parts, fmt.Sprintf("%s %d", code, r.warnings[code]))
+			parts = append(parts, sprintf("%s %d", code, r.warnings[code]))
 		}
 		line += "; warnings: " + strings.Join(parts, ", ")
 	}

@@ -1,9 +1,9 @@
 package clientcmd
 
 import (
+	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 
 	"github.com/sharenote/sharenote/libs/cli"
@@ -12,7 +12,8 @@ import (
 	"github.com/sharenote/sharenote/libs/wire"
 )
 
-// run is one publish command: the notes it found and prepared, and what it did with them.
+// run is one publish command: the notes it found and prepared, what it plans to do with
+// them, and what it did.
 type run struct {
 	env    cli.Env
 	opts   publishOptions
@@ -21,15 +22,19 @@ type run struct {
 	// unprepared counts the notes that could not be read, failed before anything is sent;
 	// fileWarnings the files that were not sent.
 	unprepared, fileWarnings int
+	stdin                    *bufio.Reader // the answers to the run's questions
 
 	// What one session did (withSession may run it twice, after logging in again).
 	cl       *client.Client
 	mapping  *mapping
 	states   map[string]*publishedFile    // this account's, by vault path
 	listed   map[string]wire.NoteListItem // the account's publications, by match key of path
+	live     map[string]bool              // the cuids of the account's publications
 	legacy   map[string]*publishedFile    // the old mapping's states, by absolute file path
 	all      []wire.NoteListItem
 	moves    map[*prepared]string // a note that moved → the path it had
+	steps    []step               // what the run does with each note, in order
+	doomed   []doomed             // what --prune unshares
 	counts   map[string]int       // outcomes
 	failed   int
 	warnings map[string]int  // the server's warnings by code, unknown_note_link aside
@@ -37,6 +42,20 @@ type run struct {
 	unknown  []unknownLink
 	drawn    bool
 }
+
+// step is what a run does with one note, decided before anything is sent (run.plan), so
+// that --dry-run lists what the run does: action is publish, update, unchanged, move or
+// overwrite (an update of a publication this vault did not publish), prev the state of the
+// publication it updates (nil for a new one).
+type step struct {
+	p      *prepared
+	prev   *publishedFile
+	action string
+}
+
+// done is the word a run prints for an action done.
+var done = map[string]string{"publish": "published", "update": "updated", "unchanged": "unchanged", "move": "moved",
+	"overwrite": "overwritten", "unshare": "unshared"}
 
 // unknownLink is an unknown_note_link warning, counted when still unresolved at the end.
 type unknownLink struct {
@@ -57,7 +76,7 @@ func (r *run) prepareAll() {
 	for _, n := range r.finder.notes {
 		p, err := prepare(n)
 		if err != nil {
-			fmt.Fprintf(r.env.Stderr, "failed: %s: %v\n", n.path, err)
+			fprintf(r.env.Stderr, "failed: %s: %v\n", n.path, err)
 			r.unprepared++
 			continue
 		}
@@ -69,11 +88,16 @@ func (r *run) prepareAll() {
 	}
 }
 
-// reset starts a session's work afresh.
-func (r *run) reset(cl *client.Client) {
+// begin starts a session's work afresh: it reads the mapping and the account's
+// publications, and plans the run.
+func (r *run) begin(ctx context.Context, cl *client.Client) error {
 	r.cl, r.counts, r.failed = cl, map[string]int{}, r.unprepared
 	r.warnings, r.unknown, r.moves = map[string]int{}, nil, map[*prepared]string{}
 	r.unshared = map[string]bool{}
+	if err := r.load(ctx); err != nil {
+		return err
+	}
+	return r.plan()
 }
 
 // load reads the mapping of this server and account, and the account's publications.
@@ -85,19 +109,40 @@ func (r *run) load(ctx context.Context) error {
 	r.mapping = m
 	r.states = m.notes(r.cl.BaseURL, accountOf(r.env, r.cl))
 	r.legacy = loadLegacy(r.env, r.cl.BaseURL)
-	r.listed, r.all = map[string]wire.NoteListItem{}, nil
+	r.listed, r.live, r.all = map[string]wire.NoteListItem{}, map[string]bool{}, nil
 	for page, err := range r.cl.Pages(ctx, 100) {
 		if err != nil {
 			return err
 		}
 		for _, n := range page.Notes {
 			r.all = append(r.all, n)
+			r.live[n.Cuid] = true
 			if n.Path != nil {
 				r.listed[note.MatchKey(*n.Path)] = n
 			}
 		}
 	}
 	return nil
+}
+
+// plan decides what the run does with each note and what --prune unshares, before
+// anything is sent.
+func (r *run) plan() error {
+	for _, v := range r.finder.vaults {
+		v.id = r.mapping.vaultID(v.root)
+	}
+	r.planMoves()
+	r.steps = nil
+	for _, p := range r.notes {
+		prev, action := r.previous(p)
+		if prev != nil && action != "move" && diff(prev, p).none() {
+			action = "unchanged"
+		}
+		r.steps = append(r.steps, step{p, prev, action})
+	}
+	var err error
+	r.doomed, err = r.pruneCandidates()
+	return err
 }
 
 // accountOf is the user cuid of the client's session, from the token file.
@@ -113,18 +158,14 @@ func accountOf(env cli.Env, cl *client.Client) string {
 }
 
 // planMoves finds the notes that moved: a note the account has no publication of, with
-// the content of a published note whose file is gone. It is updated in place, its path
-// changed, at the same URL.
+// the content of a note its vault published whose file is gone. It is updated in place,
+// its path changed, at the same URL.
 func (r *run) planMoves() {
-	found := map[string]bool{}
-	for _, p := range r.notes {
-		found[p.path] = true
-	}
-	gone := map[string]string{} // content hash → path
+	gone := map[string]string{} // vault id and content hash → path
 	for _, path := range sortedPaths(r.states) {
 		s := r.states[path]
-		if !found[path] && !r.exists(path) {
-			gone[s.ContentSHA256] = path
+		if v := r.vaultOf(s); v != nil && !r.finder.present[presentKey(v, path)] && !v.has(path) {
+			gone[s.Vault+" "+s.ContentSHA256] = path
 		}
 	}
 	for _, p := range r.notes {
@@ -134,54 +175,69 @@ func (r *run) planMoves() {
 		if _, has := r.listed[note.MatchKey(p.path)]; has {
 			continue
 		}
-		if old, ok := gone[hashOf(p.content)]; ok {
+		key := p.vault.id + " " + hashOf(p.content)
+		if old, ok := gone[key]; ok {
 			r.moves[p] = old
-			delete(gone, hashOf(p.content))
+			delete(gone, key)
 		}
 	}
 }
 
-// exists reports whether a vault path names a file in any vault of the run.
-func (r *run) exists(path string) bool {
+// vaultOf is the vault of the run that a state was published from, nil when none is.
+func (r *run) vaultOf(s *publishedFile) *vault {
 	for _, v := range r.finder.vaults {
-		if v.index() != nil {
-			return true // not known to be gone
-		}
-		if _, ok := v.paths[note.MatchKey(path)]; ok {
-			return true
+		if s.Vault != "" && v.id == s.Vault {
+			return v
 		}
 	}
-	return false
+	return nil
 }
 
-// previous is the publication a note updates: its state, the state of the note it moved
-// from, or the account's publication of its path (listed, its hashes unknown: all is
-// sent); nil for a new publication.
+// has reports whether a vault path names a file of the vault.
+func (v *vault) has(path string) bool {
+	if v.index() != nil {
+		return true // not known to be gone
+	}
+	_, ok := v.paths[note.MatchKey(path)]
+	return ok
+}
+
+// previous is the publication a note updates and the action: its state (an overwrite when
+// another vault published it), the state of the note it moved from, or the account's
+// publication of its path (listed, its hashes unknown: all is sent; an overwrite unless
+// an older client published it from this file); nil for a new publication.
 func (r *run) previous(p *prepared) (*publishedFile, string) {
 	if r.opts.fresh {
-		return nil, "published"
+		return nil, "publish"
 	}
 	if s := r.states[p.path]; s != nil {
-		return s, "updated"
+		if s.Vault != "" && s.Vault != p.vault.id {
+			return s, "overwrite"
+		}
+		return s, "update"
 	}
 	if old, ok := r.moves[p]; ok {
-		return r.states[old], "moved"
+		return r.states[old], "move"
 	}
+	old := r.legacy[p.file]
 	if n, ok := r.listed[note.MatchKey(p.path)]; ok {
-		return &publishedFile{Cuid: n.Cuid, URL: n.URL, ETag: n.ETag}, "updated"
+		if old != nil && old.Cuid == n.Cuid {
+			return old, "update"
+		}
+		return &publishedFile{Cuid: n.Cuid, URL: n.URL, ETag: n.ETag}, "overwrite"
 	}
-	if old := r.legacy[p.file]; old != nil {
+	if old != nil {
 		// Published by an older client, by file: its hashes of title and path are unknown,
 		// so both are sent.
-		return old, "updated"
+		return old, "update"
 	}
-	return nil, "published"
+	return nil, "publish"
 }
 
 // send publishes or updates one note, reports the outcome, and keeps its state. Only a
 // refused session is returned (to log in again); every other failure is the note's.
-func (r *run) send(ctx context.Context, p *prepared) error {
-	prev, outcome := r.previous(p)
+func (r *run) send(ctx context.Context, st step) error {
+	p, prev, outcome := st.p, st.prev, done[st.action]
 	var state *publishedFile
 	var warnings []wire.Warning
 	var res any
@@ -192,6 +248,9 @@ func (r *run) send(ctx context.Context, p *prepared) error {
 		state, warnings, res, err = r.update(ctx, p, prev)
 		if state == prev {
 			outcome = "unchanged"
+			if prev.Vault == "" {
+				prev.Vault = p.vault.id // an entry written before vaults had ids: this vault's now
+			}
 		}
 	}
 	var apiErr *client.Error
@@ -204,10 +263,10 @@ func (r *run) send(ctx context.Context, p *prepared) error {
 		}
 		r.failed++
 		r.endProgress()
-		fmt.Fprintf(r.env.Stderr, "failed: %s: %v\n", p.path, noteError(err, prev))
+		fprintf(r.env.Stderr, "failed: %s: %v\n", p.path, noteError(err, prev))
 		return nil
 	}
-	if old, moved := r.moves[p]; moved && outcome == "moved" {
+	if old, moved := r.moves[p]; moved && st.action == "move" {
 		delete(r.states, old)
 	}
 	r.states[p.path] = state

@@ -1,6 +1,7 @@
 package clientcmd
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"maps"
@@ -26,6 +27,9 @@ type publishedFile struct {
 	NoPath bool `json:"no_path,omitempty"`
 	// Images are the images the publication holds, by name.
 	Images map[string]publishedImage `json:"images"`
+	// Vault is the id of the vault it was last published from (mapping.Vaults); "" in an
+	// entry written before vaults had identities, which --prune never unshares.
+	Vault string `json:"vault,omitempty"`
 }
 
 type publishedImage struct {
@@ -34,9 +38,39 @@ type publishedImage struct {
 }
 
 // mapping is what the client published, kept beside the token: server → account (user
-// cuid) → vault-relative path → state.
+// cuid) → vault-relative path → state; and the identity of each vault it published from.
 type mapping struct {
 	Servers map[string]map[string]map[string]*publishedFile `json:"servers"`
+	// Vaults are the vaults' ids by their root (absolute, symlinks resolved): random, made
+	// when a vault is first met. Each entry names the vault it came from, so that --prune
+	// knows what this vault published, and that a folder now in another vault than the
+	// one its entries came from (a vault root that moved) is seen.
+	Vaults map[string]string `json:"vaults,omitempty"`
+}
+
+// vaultID is the id of the vault at root, made when it has none.
+func (m *mapping) vaultID(root string) string {
+	if id := m.Vaults[root]; id != "" {
+		return id
+	}
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	id := hex.EncodeToString(b)
+	if m.Vaults == nil {
+		m.Vaults = map[string]string{}
+	}
+	m.Vaults[root] = id
+	return id
+}
+
+// vaultRoot is the root of the vault of id, "" when unknown.
+func (m *mapping) vaultRoot(id string) string {
+	for root, v := range m.Vaults {
+		if v == id {
+			return root
+		}
+	}
+	return ""
 }
 
 // mappingName is the mapping's file in the client's folder.
@@ -120,7 +154,7 @@ func diff(prev *publishedFile, p *prepared) change {
 // after is the state once the publication holds p.
 func after(prev *publishedFile, p *prepared, cuid, url, etag string) *publishedFile {
 	s := &publishedFile{Cuid: cuid, URL: url, ETag: etag, ContentSHA256: hashOf(p.content), TitleSHA256: hashOf(p.title),
-		PathSHA256: hashOf(p.path), Images: map[string]publishedImage{}}
+		PathSHA256: hashOf(p.path), Images: map[string]publishedImage{}, Vault: p.vault.id}
 	if prev != nil {
 		maps.Copy(s.Images, prev.Images)
 		s.NoPath = prev.NoPath

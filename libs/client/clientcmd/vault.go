@@ -3,6 +3,7 @@ package clientcmd
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,6 +20,13 @@ import (
 // and no file outside it is ever read (unless the user follows symlinks out of it).
 type vault struct {
 	root string // absolute, its symlinks resolved
+	// dir is the root, opened: files inside it are opened through it, so that a symlink
+	// put in a path's way after it was resolved cannot lead out (os.Root).
+	dir *os.Root
+	// id is the vault's identity in the mapping (mapping.Vaults), set when a run loads
+	// the mapping: the publications of each entry carry the id of the vault they came
+	// from, and --prune only unshares those of its own vault.
+	id string
 	// attachments is attachmentFolderPath of .obsidian/app.json, vault-relative and
 	// '/'-separated, "" when unset or not a folder inside the root.
 	attachments string
@@ -28,32 +36,104 @@ type vault struct {
 	paths  map[string]string   // match key of a file's path → its path
 	names  map[string][]string // match key of a base name → the paths of that name
 	walked error
+	// images are the files images were read from, by vault-relative path: each is
+	// opened once a run, whichever notes show it.
+	images map[string]*imageFile
 }
 
-// openVault opens the vault whose root is dir.
-func openVault(dir string, follow bool) (*vault, error) {
+// openVault opens the vault whose root is dir. A .obsidian/app.json that cannot be read
+// (not a regular file, a symlink out of the vault, unreadable) is a warning, and the vault
+// has no attachment folder.
+func openVault(dir string, follow bool) (v *vault, warning string, err error) {
 	root, err := filepath.EvalSymlinks(dir)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if root, err = filepath.Abs(root); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	v := &vault{root: root, follow: follow}
-	b, err := os.ReadFile(filepath.Join(root, ".obsidian", "app.json"))
+	v = &vault{root: root, follow: follow, images: map[string]*imageFile{}}
+	if v.dir, err = os.OpenRoot(root); err != nil {
+		return nil, "", err
+	}
+	f, err := v.openFile(filepath.Join(root, ".obsidian", "app.json"))
 	if errors.Is(err, os.ErrNotExist) {
-		return v, nil
+		return v, "", nil
 	}
 	if err != nil {
-		return nil, err
+		return v, sprintf(".obsidian/app.json: %s", problem(err)), nil
 	}
+	defer f.Close()
 	var app struct {
 		AttachmentFolderPath string `json:"attachmentFolderPath"`
 	}
-	if json.Unmarshal(b, &app) == nil {
+	if json.NewDecoder(io.LimitReader(f, 1<<20)).Decode(&app) == nil {
 		v.attachments = clampFolder(app.AttachmentFolderPath)
 	}
-	return v, nil
+	return v, "", nil
+}
+
+// close closes the root and the image files still open.
+func (v *vault) close() {
+	for _, img := range v.images {
+		if img.f != nil {
+			img.f.Close()
+		}
+	}
+	v.dir.Close()
+}
+
+// image is the file rel of the vault as read for images, read on first use.
+func (v *vault) image(rel string) *imageFile {
+	img := v.images[rel]
+	if img == nil {
+		img = readImage(v, rel)
+		v.images[rel] = img
+	}
+	return img
+}
+
+// errNotRegular is the refusal of what is not a regular file: a FIFO would hang the client,
+// a device would be read without end.
+var errNotRegular = errors.New("not a regular file, not read")
+
+// openFile opens the file at p (absolute, as found in the vault) for reading. Its
+// symlinks are resolved first, and unless the user follows symlinks one that leads out
+// of the vault is refused (errSymlinkOut). Only a regular file is opened (errNotRegular),
+// and what was opened is checked again (fstat): a FIFO or a device put in its place
+// meanwhile is never read, and never waited on (openFlags). A file inside the vault is
+// opened through the root: nothing put in the path's way afterwards leads out. The file
+// is opened once, and read and sent from what was opened: what is sent is what was
+// checked.
+func (v *vault) openFile(p string) (*os.File, error) {
+	real, err := v.real(p)
+	if err != nil {
+		return nil, err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, errNotRegular
+	}
+	var f *os.File
+	if rel, rerr := filepath.Rel(v.root, real); rerr == nil && isUnder(v.root, real) {
+		f, err = v.dir.OpenFile(rel, os.O_RDONLY|openFlags, 0)
+	} else {
+		f, err = os.OpenFile(real, os.O_RDONLY|openFlags, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = errNotRegular
+		}
+		return nil, err
+	}
+	return f, nil
 }
 
 // clampFolder is attachmentFolderPath as a folder inside the root: "/" (the root) and
@@ -134,13 +214,8 @@ func nearest(cands []string, dir string) string {
 	})
 }
 
-// open returns the real path of the vault's file rel (as on disk), with its symlinks
-// resolved, when it is inside the root (or the user follows symlinks); else errSymlinkOut.
-func (v *vault) open(rel string) (string, error) {
-	return v.real(filepath.Join(v.root, filepath.FromSlash(rel)))
-}
-
-// real is open for an absolute path.
+// real is the real path of p (absolute), its symlinks resolved, when it is inside the
+// root (or the user follows symlinks); else errSymlinkOut.
 func (v *vault) real(p string) (string, error) {
 	real, err := filepath.EvalSymlinks(p)
 	if err != nil {
