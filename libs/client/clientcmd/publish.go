@@ -14,7 +14,7 @@ var publishCommand = cli.Command{
 	Name: "publish",
 	Summary: "publish notes and folders of notes (every .md, except in hidden folders and notes saying publish: false) " +
 		"with the images they show, found as Obsidian finds them in the vault; again, it updates the same URLs in place, " +
-		"sending only what changed. Prints published|updated|unchanged|moved|unshared, a tab, the URL, a tab, the note's path; failures and warnings go to stderr, then one summary line",
+		"sending only what changed. Prints published|updated|unchanged|moved|overwritten|unshared, a tab, the URL, a tab, the note's path; failures and warnings go to stderr, then one summary line",
 	Usage: "PATH... [--vault DIR] [--prune] [--yes] [--dry-run] [--follow-symlinks] [--new] [--server URL] [--json]",
 	Example: "sharenote publish ~/Vault/Garden\nsharenote publish ~/Vault/Garden --prune --yes\n" +
 		"sharenote publish notes/trip.md --json | jq -r .url",
