@@ -5,6 +5,7 @@
 # this edge). Everything else passes through.
 vcl 4.1;
 
+import blob;
 import std;
 import xkey;
 
@@ -43,6 +44,7 @@ sub vcl_recv {
     if (req.method != "GET" && req.method != "HEAD") {
         return (pass);
     }
+    call normalise_path;
     # The public reads: note JSON, page, social preview, images, assets. The service
     # ignores their query strings, so the edge does too (?x=random is a hit).
     if (req.url ~ "^/(s/[^/?]+|api/notes/[^/?]+|api/og/[^/?]+|api/images/[^/?]+/[^/?]+/[^?]+|assets/[^?]+)(\?.*)?$") {
@@ -52,6 +54,42 @@ sub vcl_recv {
         return (hash);
     }
     return (pass);
+}
+
+# One resource, one object: spellings of a path that differ only in percent-escapes of
+# unreserved characters (RFC 3986: A-Z a-z 0-9 - . _ ~, in either hex case) are one path,
+# so /s/%64… is /s/d…, and /api/images/%61…/big.png one image, not one object each.
+# Those escapes are decoded; every other escape is kept (%2B, %2F and %20 mean what site
+# URLs say with them, and %25 is never decoded twice), its hex in upper case, so that
+# %2b and %2B are one object too. A path with a '%' that starts no escape is left as it
+# is (the service refuses it): decoding next to it could make a new escape. The query
+# string is not touched.
+sub normalise_path {
+    set req.http.sn-path = regsub(req.url, "\?.*$", "");
+    if (req.http.sn-path !~ "%" || req.http.sn-path ~ "%(?![0-9A-Fa-f]{2})") {
+        unset req.http.sn-path;
+        return;
+    }
+    # The hex digits of every escape in upper case.
+    set req.http.sn-path = regsuball(req.http.sn-path, "%a([0-9A-Fa-f])", "%A\1");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%b([0-9A-Fa-f])", "%B\1");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%c([0-9A-Fa-f])", "%C\1");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%d([0-9A-Fa-f])", "%D\1");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%e([0-9A-Fa-f])", "%E\1");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%f([0-9A-Fa-f])", "%F\1");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%([0-9A-F])a", "%\1A");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%([0-9A-F])b", "%\1B");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%([0-9A-F])c", "%\1C");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%([0-9A-F])d", "%\1D");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%([0-9A-F])e", "%\1E");
+    set req.http.sn-path = regsuball(req.http.sn-path, "%([0-9A-F])f", "%\1F");
+    # The '%' of every escape but those of unreserved characters escaped once more
+    # (%2B becomes %252B), so that decoding every escape below gives back the kept ones
+    # as they were and decodes only the unreserved.
+    set req.http.sn-path = regsuball(req.http.sn-path, "%(?!3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE]|2[DE])", "%25");
+    set req.http.sn-path = blob.transcode(decoding=URL, encoding=IDENTITY, encoded=req.http.sn-path);
+    set req.url = req.http.sn-path + regsub(req.url, "^[^?]*", "");
+    unset req.http.sn-path;
 }
 
 sub vcl_backend_response {
