@@ -45,9 +45,10 @@ const (
 	// title and link.
 	frameBytes = 128
 	// maxFetched bounds the bytes of the embedded notes' whole renders that building a
-	// page reads (the embeds cut parts of them), and maxEmbeddedNotes how many notes it
-	// reads: the others show as links.
-	maxFetched       = 4 * maxEmbedded
+	// page reads (the embeds cut parts of them; the store sizes them without reading
+	// them), and maxEmbeddedNotes how many notes it reads: the others show as links. It
+	// is the allowance itself, so that what a page reads is bounded like what it shows.
+	maxFetched       = maxEmbedded
 	maxEmbeddedNotes = 500
 	// maxPageLinks bounds the links of a page and its embedded notes that are resolved
 	// (each at most 4 keys of the link index; a SQLite query takes 32,766 parameters).
@@ -72,6 +73,7 @@ type page struct {
 	tag                             hash.Hash
 	expires                         *time.Time
 	embeds                          []string // the cuids of the notes embedded, each once
+	linked                          []string // the cuids of the notes linked to, each once
 }
 
 // pageRender is a render in the page, its link targets and their addresses.
@@ -208,6 +210,9 @@ func (p *page) urlsOf(r *pageRender) []string {
 		if t.CUID != "" {
 			r.urls[i] = p.c.href(t.CUID, p.outline(t.CUID), r.Links.List[i].Fragment)
 			p.expires = earlier(p.expires, t.ExpiresAt)
+			if !r.Links.List[i].Embed && !slices.Contains(p.linked, t.CUID) {
+				p.linked = append(p.linked, t.CUID)
+			}
 		}
 		p.tag.Write([]byte(r.urls[i]))
 		p.tag.Write([]byte{0})

@@ -25,7 +25,7 @@ func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 		return View{}, err
 	}
 	v.HTML = p.build(root, v.HTML, []string{v.CUID})
-	v.LinksTag, v.LinksExpireAt, v.Embeds = hex.EncodeToString(p.tag.Sum(nil)[:12]), p.expires, p.embeds
+	v.LinksTag, v.LinksExpireAt, v.Embeds, v.Linked = hex.EncodeToString(p.tag.Sum(nil)[:12]), p.expires, p.embeds, p.linked
 	return public(v), nil
 }
 

@@ -104,10 +104,12 @@ type View struct {
 	// it embeds, and LinksExpireAt is the earliest expiry among the notes they lead to or
 	// it embeds (nil when none expires): from then on the page leads to, or shows, a note
 	// that is gone. Embeds are the publications whose renders the page shows. They are set
-	// by Core.ReadPage only.
+	// by Core.ReadPage only, as are Linked, the publications its links lead to (each once,
+	// in the order first met).
 	LinksTag      string
 	LinksExpireAt *time.Time
 	Embeds        []string
+	Linked        []string
 }
 
 // Links are the note links of a stored render: the nonce of their placeholders in its

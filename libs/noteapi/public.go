@@ -135,7 +135,7 @@ func cacheControl(age time.Duration) []string {
 // Entry returns the cache entry of an active publication's public read.
 func Entry(v note.View, etag, contentType string, body []byte) *readcache.Entry {
 	return &readcache.Entry{Body: body, ContentType: contentType, ETag: etag, ExpiresAt: v.ExpiresAt, StaleAt: v.LinksExpireAt,
-		Noindex: !v.Owner.Indexable, Note: v.CUID, Owner: v.AccountCUID, Embeds: v.Embeds}
+		Noindex: !v.Owner.Indexable, Note: v.CUID, Owner: v.AccountCUID, Embeds: v.Embeds, Links: v.Linked}
 }
 
 // Missing is the negative entry of a publication that is not active.

@@ -10,10 +10,21 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 )
 
-// Embedded implements note.Storer: one query by primary key, the account and the state
-// checked on the rows (expiry in Go, as both databases agree on it there). The HTML is
-// read only of the smallest renders that fit maxBytes together (their sizes known
-// without reading them: Postgres keeps the length of a TOASTed value beside it).
+// embeddedQuery reads the renders a page embeds in one statement. The inner query sizes
+// the candidates by their stored html_bytes and keeps a running sum, smallest first (by
+// cuid among equals); the outer one reads html, by a lookup on the primary key, of the
+// rows within the allowance only, so that a render past it is never read (a SQLite
+// window over html itself would copy every candidate's render into its sorter).
+const embeddedQuery = `SELECT w.cuid, w.title, w.path, w.render_links, w.render_outline, w.render_id, w.expires_at,
+	CASE WHEN w.upto <= ? THEN (SELECT p.html FROM publications p WHERE p.cuid = w.cuid) END AS html
+FROM (SELECT cuid, title, path, render_links, render_outline, render_id, expires_at,
+	SUM(html_bytes) OVER (ORDER BY html_bytes, cuid) AS upto
+	FROM publications WHERE cuid IN ? AND account_cuid = ? AND NOT unpublished) w`
+
+// Embedded implements note.Storer: one statement by primary key, the account and the
+// state checked on the rows (expiry in Go, as both databases agree on it there). The HTML
+// is read only of the smallest renders that fit maxBytes together, sized by their stored
+// length (html_bytes) without reading them.
 func (s *Store) Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]note.Embedded, error) {
 	var rows []struct {
 		CUID          string `gorm:"column:cuid"`
@@ -24,15 +35,7 @@ func (s *Store) Embedded(ctx context.Context, accountCUID string, cuids []string
 		RenderID      string `gorm:"column:render_id"`
 		ExpiresAt     *time.Time
 	}
-	size := "octet_length(html)"
-	if s.db.Dialector.Name() != "postgres" {
-		size = "length(CAST(html AS BLOB))"
-	}
-	err := s.db.WithContext(ctx).Model(&publicationRow{}).
-		Select("cuid, title, path, render_links, render_outline, render_id, expires_at, "+
-			"CASE WHEN SUM("+size+") OVER (ORDER BY "+size+", cuid) <= ? THEN html END AS html", maxBytes).
-		Where("cuid IN ? AND account_cuid = ? AND NOT unpublished", cuids, accountCUID).Scan(&rows).Error
-	if err != nil {
+	if err := s.db.WithContext(ctx).Raw(embeddedQuery, maxBytes, cuids, accountCUID).Scan(&rows).Error; err != nil {
 		return nil, fmt.Errorf("read embedded renders: %w", db.Classify(err))
 	}
 	out := make([]note.Embedded, 0, len(rows))

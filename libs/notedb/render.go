@@ -20,7 +20,7 @@ func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string)
 	save := func(tx *gorm.DB) error {
 		res := tx.Model(&publicationRow{}).
 			Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
-			Updates(map[string]any{"html": row.HTML, "render_version": row.RenderVersion, "render_id": row.RenderID, "render_links": row.RenderLinks, "render_outline": row.RenderOutline,
+			Updates(map[string]any{"html": row.HTML, "html_bytes": row.HTMLBytes, "render_version": row.RenderVersion, "render_id": row.RenderID, "render_links": row.RenderLinks, "render_outline": row.RenderOutline,
 				"render_tries": row.RenderTries, "render_misses": row.RenderMisses, "render_retry_ms": row.RenderRetryMS})
 		if res.Error != nil || res.RowsAffected == 0 || p.RenderID == prev {
 			return res.Error

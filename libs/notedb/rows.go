@@ -33,6 +33,7 @@ type publicationRow struct {
 	CreatedAt     time.Time `gorm:"autoCreateTime:false"`
 	UpdatedAt     time.Time `gorm:"autoUpdateTime:false"`
 	HTML          string    `gorm:"column:html"`
+	HTMLBytes     int       `gorm:"column:html_bytes"` // len(HTML), sized without reading it
 	RenderVersion int
 	RenderID      string `gorm:"column:render_id"`
 	RenderLinks   string `gorm:"column:render_links"`
@@ -142,7 +143,7 @@ func toRow(p note.Publication) (publicationRow, error) {
 	}
 	return publicationRow{CUID: p.CUID, AccountCUID: p.AccountCUID, Text: text, Unpublished: p.Unpublished,
 		CreatedMS: p.CreatedAt.UnixMilli(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
-		HTML: p.HTML, RenderVersion: p.RenderVersion, RenderID: p.RenderID, RenderLinks: links, RenderOutline: p.Outline,
+		HTML: p.HTML, HTMLBytes: len(p.HTML), RenderVersion: p.RenderVersion, RenderID: p.RenderID, RenderLinks: links, RenderOutline: p.Outline,
 		RenderTries: p.RenderTries, RenderMisses: p.RenderMisses, RenderRetryMS: retry, ETag: p.ETag,
 		PathKey: pathKey, NamesVersion: note.NamesVersion}, nil
 }

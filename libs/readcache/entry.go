@@ -40,9 +40,11 @@ type Entry struct {
 	Header [][2]string
 	// Note and Owner are the publication and account whose changes drop the entry, and
 	// Embeds the other publications whose renders it shows (a page's embeds): a change of
-	// one of them drops it too.
+	// one of them drops it too. Links are the publications its links lead to (a page's),
+	// for the edge's keys.
 	Note, Owner string
 	Embeds      []string
+	Links       []string
 
 	loadedAt time.Time
 	epoch    uint64 // The cache's drop count when the load began.
@@ -125,6 +127,9 @@ func (e *Entry) size(key string) int64 {
 	n := int64(len(e.Body)+len(e.packed)+len(e.ContentType)+len(e.ETag)+len(e.Note)+len(e.Owner)) + 3*int64(len(key)) + 256
 	for _, id := range e.Embeds {
 		n += int64(len(id) + len(key))
+	}
+	for _, id := range e.Links {
+		n += int64(len(id))
 	}
 	for _, h := range e.Header {
 		n += int64(len(h[0]) + len(h[1]))
