@@ -31,8 +31,11 @@ type Embedded struct {
 	HTML        string
 	Links       Links
 	Outline     string
+	ETag        string
 	RenderID    string
 	ExpiresAt   *time.Time
+	// Over: the render did not fit the page's allowance and was not read (HTML is "").
+	Over bool
 }
 
 const (
@@ -63,7 +66,8 @@ type page struct {
 	// cuid looked for whose render was not read (not one of the author's active notes,
 	// or past the page's allowance of renders) maps to nil.
 	renders map[string]*pageRender
-	// outlines are the outlines of the other notes that links with a fragment lead to.
+	// outlines are the outlines of the other notes that links with a fragment lead to
+	// (and of those embedded past the allowance).
 	outlines map[string]string
 	cuts     map[[2]string]cut
 	room     int // the allowance of embedded content left
@@ -74,6 +78,9 @@ type page struct {
 	expires                         *time.Time
 	embeds                          []string // the cuids of the notes embedded, each once
 	linked                          []string // the cuids of the notes linked to, each once
+	// src and state are what the page is built from, as it read them (pagestate.go).
+	src   PageSources
+	state PageState
 }
 
 // pageRender is a render in the page, its link targets and their addresses.
@@ -87,9 +94,11 @@ type pageRender struct {
 func (c *Core) newPage(v View) *page {
 	root := &pageRender{Embedded: Embedded{CUID: v.CUID, Path: v.Path, HTML: v.HTML, Links: v.Links, Outline: v.Outline,
 		RenderID: v.RenderID}}
-	return &page{c: c, account: v.AccountCUID, renders: map[string]*pageRender{v.CUID: root}, cuts: map[[2]string]cut{},
+	return &page{c: c, account: v.AccountCUID, renders: map[string]*pageRender{v.CUID: root}, outlines: map[string]string{}, cuts: map[[2]string]cut{},
 		room: maxEmbedded, fetchRoom: maxFetched, notesLeft: maxEmbeddedNotes,
-		linksLeft: maxPageLinks, tag: sha256.New()}
+		linksLeft: maxPageLinks, tag: sha256.New(),
+		src:   PageSources{Notes: []string{v.CUID}},
+		state: PageState{Owner: v.Owner, Notes: []NoteState{{CUID: v.CUID, ETag: v.ETag, RenderID: v.RenderID, Outline: v.Outline, ExpiresAt: v.ExpiresAt}}}}
 }
 
 // load resolves the links of the page's note and of the notes it embeds, level by level,
@@ -125,7 +134,7 @@ func (p *page) resolve(ctx context.Context, level []*pageRender) error {
 			resolved = append(resolved, r)
 		}
 	}
-	targets, err := p.c.resolveSets(ctx, p.account, sets, p.c.store.ResolveNames)
+	targets, err := p.c.resolveSets(ctx, p.account, sets, p.resolveNames)
 	if err != nil {
 		return err
 	}
@@ -133,6 +142,15 @@ func (p *page) resolve(ctx context.Context, level []*pageRender) error {
 		r.targets = targets[k]
 	}
 	return nil
+}
+
+// resolveNames is Storer.ResolveNames, keeping the keys and what they found among the
+// page's sources.
+func (p *page) resolveNames(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]NameHit, error) {
+	hits, err := p.c.store.ResolveNames(ctx, accountCUID, keys, now)
+	p.src.Keys = append(p.src.Keys, keys...)
+	p.state.Names = append(p.state.Names, hits...)
+	return hits, err
 }
 
 // fetch reads the renders that the notes of level embed and that the page has not looked
@@ -155,9 +173,13 @@ func (p *page) fetch(ctx context.Context, level []*pageRender) ([]*pageRender, e
 		return nil, err
 	}
 	p.notesLeft -= len(cuids)
+	p.src.Notes = append(p.src.Notes, cuids...)
 	next := make([]*pageRender, 0, len(found))
 	for _, e := range found {
-		if _, asked := p.renders[e.CUID]; asked && p.renders[e.CUID] == nil {
+		p.state.Notes = append(p.state.Notes, NoteState{CUID: e.CUID, ETag: e.ETag, RenderID: e.RenderID, Outline: e.Outline, ExpiresAt: e.ExpiresAt})
+		if e.Over {
+			p.outlines[e.CUID] = e.Outline
+		} else if _, asked := p.renders[e.CUID]; asked && p.renders[e.CUID] == nil {
 			r := &pageRender{Embedded: e}
 			p.renders[e.CUID] = r
 			p.fetchRoom -= len(e.HTML)
@@ -168,7 +190,8 @@ func (p *page) fetch(ctx context.Context, level []*pageRender) ([]*pageRender, e
 }
 
 // loadOutlines reads the outlines of the notes that links with a fragment lead to and
-// whose render the page has not read.
+// that the page has not looked for as embeds (Storer.Embedded gave the outlines of those
+// past the allowance).
 func (p *page) loadOutlines(ctx context.Context) error {
 	var cuids []string
 	seen := map[string]bool{}
@@ -177,7 +200,7 @@ func (p *page) loadOutlines(ctx context.Context) error {
 			continue
 		}
 		for i, t := range r.targets {
-			if t.CUID != "" && r.Links.List[i].Fragment != "" && p.renders[t.CUID] == nil && !seen[t.CUID] {
+			if _, asked := p.renders[t.CUID]; t.CUID != "" && r.Links.List[i].Fragment != "" && !asked && !seen[t.CUID] {
 				seen[t.CUID] = true
 				cuids = append(cuids, t.CUID)
 			}
@@ -186,9 +209,16 @@ func (p *page) loadOutlines(ctx context.Context) error {
 	if len(cuids) == 0 {
 		return nil
 	}
-	var err error
-	p.outlines, err = p.c.store.Outlines(ctx, cuids)
-	return err
+	outlines, err := p.c.store.Outlines(ctx, cuids)
+	if err != nil {
+		return err
+	}
+	p.src.Outlined = cuids
+	for cuid, o := range outlines {
+		p.outlines[cuid] = o
+		p.state.Notes = append(p.state.Notes, NoteState{CUID: cuid, Outline: o})
+	}
+	return nil
 }
 
 // outline is the outline of the render of cuid.

@@ -707,18 +707,41 @@ func (s *fakeStore) Embedded(_ context.Context, accountCUID string, cuids []stri
 		if rec := s.pubs[id]; rec != nil && rec.p.AccountCUID == accountCUID && !rec.p.Unpublished {
 			p := rec.p
 			out = append(out, note.Embedded{CUID: p.CUID, Title: p.Title, Path: p.Path, HTML: p.HTML, Links: p.Links,
-				Outline: p.Outline, RenderID: p.RenderID, ExpiresAt: p.ExpiresAt})
+				Outline: p.Outline, ETag: p.ETag, RenderID: p.RenderID, ExpiresAt: p.ExpiresAt})
 		}
 	}
-	// As the store: the smallest renders that fit maxBytes together, then the active ones.
+	// As the store: the HTML of the smallest renders that fit maxBytes together, then
+	// the active ones.
 	slices.SortFunc(out, func(a, b note.Embedded) int { return cmp.Or(len(a.HTML)-len(b.HTML), strings.Compare(a.CUID, b.CUID)) })
 	kept := out[:0]
 	for _, e := range out {
-		if maxBytes -= len(e.HTML); maxBytes >= 0 && (e.ExpiresAt == nil || now.Before(*e.ExpiresAt)) {
+		if maxBytes -= len(e.HTML); maxBytes < 0 {
+			e.HTML, e.Over = "", true
+		}
+		if e.ExpiresAt == nil || now.Before(*e.ExpiresAt) {
 			kept = append(kept, e)
 		}
 	}
 	return kept, nil
+}
+
+func (s *fakeStore) PageState(ctx context.Context, accountCUID string, cuids, keys []string, now time.Time) (note.PageState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	owner, ok := s.settings[accountCUID]
+	if !ok {
+		owner = account.DefaultSettings("Ada")
+	}
+	st := note.PageState{Owner: owner}
+	for _, id := range cuids {
+		if rec := s.pubs[id]; rec != nil && rec.p.AccountCUID == accountCUID && !rec.p.Unpublished {
+			p := rec.p
+			st.Notes = append(st.Notes, note.NoteState{CUID: p.CUID, ETag: p.ETag, RenderID: p.RenderID, Outline: p.Outline, ExpiresAt: p.ExpiresAt})
+		}
+	}
+	var err error
+	st.Names, err = s.resolveNames(ctx, accountCUID, keys, now)
+	return st, err
 }
 
 func deref(s *string) string {

@@ -13,12 +13,14 @@ import (
 // ReadPage is ReadView with the note links of the view's HTML resolved among its author's
 // active publications and its embeds shown (embeds.go), LinksTag naming what they
 // resolved to and the renders shown, LinksExpireAt the earliest expiry among the notes
-// they lead to or show, and Embeds the notes shown.
+// they lead to or show, Embeds the notes shown, and Unchanged the re-check of what it
+// was built from (pagestate.go).
 func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 	v, err := c.activeView(ctx, cuid, c.store.FindView)
 	if err != nil || c.renderer == nil || len(v.Links.List) == 0 {
 		return public(v), err
 	}
+	now := c.now()
 	p := c.newPage(v)
 	root := p.renders[v.CUID]
 	if err := p.load(ctx, root); err != nil {
@@ -26,6 +28,9 @@ func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 	}
 	v.HTML = p.build(root, v.HTML, []string{v.CUID})
 	v.LinksTag, v.LinksExpireAt, v.Embeds, v.Linked = hex.EncodeToString(p.tag.Sum(nil)[:12]), p.expires, p.embeds, p.linked
+	p.src.Sum = p.state.sum(now, p.src.Outlined)
+	src, account := p.src, v.AccountCUID // Not v: a cached entry keeps the closure, and v its HTML.
+	v.Unchanged = func(ctx context.Context) (bool, error) { return c.pageUnchanged(ctx, account, &src) }
 	return public(v), nil
 }
 

@@ -5,6 +5,7 @@
 package note
 
 import (
+	"context"
 	"errors"
 	"time"
 
@@ -110,6 +111,10 @@ type View struct {
 	LinksExpireAt *time.Time
 	Embeds        []string
 	Linked        []string
+	// Unchanged tells, with one read, whether ReadPage would build the same page now (its
+	// sources are unchanged: pagestate.go); nil for a view that ReadPage did not build
+	// from other notes.
+	Unchanged func(ctx context.Context) (bool, error)
 }
 
 // Links are the note links of a stored render: the nonce of their placeholders in its

@@ -68,9 +68,13 @@ type Storer interface {
 	// cuids, by cuid.
 	Outlines(ctx context.Context, cuids []string) (map[string]string, error)
 	// Embedded returns the stored renders of those of the publications cuids that are
-	// the account's and active at now, in one query: the smallest of them whose HTML
-	// fits maxBytes together, leaving out the others.
+	// the account's and active at now, in one query: the HTML of the smallest of them
+	// that fit maxBytes together, the others without it (Embedded.Over), never read.
 	Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]Embedded, error)
+	// PageState reads, in one statement, the state of a page's sources (PageSources):
+	// the account's settings, those of the publications cuids that are the account's and
+	// not unpublished, and the account's link index rows of keys active at now.
+	PageState(ctx context.Context, accountCUID string, cuids, keys []string, now time.Time) (PageState, error)
 	// IndexNames writes the link index rows of up to limit publications whose rows were
 	// written by an older NamesVersion (or never), and returns their accounts.
 	IndexNames(ctx context.Context, limit int) ([]string, error)

@@ -135,7 +135,8 @@ func cacheControl(age time.Duration) []string {
 // Entry returns the cache entry of an active publication's public read.
 func Entry(v note.View, etag, contentType string, body []byte) *readcache.Entry {
 	return &readcache.Entry{Body: body, ContentType: contentType, ETag: etag, ExpiresAt: v.ExpiresAt, StaleAt: v.LinksExpireAt,
-		Noindex: !v.Owner.Indexable, Note: v.CUID, Owner: v.AccountCUID, Embeds: v.Embeds, Links: v.Linked}
+		Noindex: !v.Owner.Indexable, Note: v.CUID, Owner: v.AccountCUID, Embeds: v.Embeds, Links: v.Linked,
+		Unchanged: v.Unchanged}
 }
 
 // Missing is the negative entry of a publication that is not active.
@@ -237,15 +238,25 @@ func ETagMatches(header, etag string) bool {
 	return false
 }
 
-// LoadView returns the Read.Load of a publication's read: it loads the view of cuid
-// through read (note.Core's ReadView, or ReadPage for a read that shows its links),
-// answers a negative entry when the publication is not active, reuses the stale entry's
-// bytes when tag gives its validator (nothing the bytes show has changed), and otherwise
-// builds the entry with that validator.
+// LoadView returns the Read.Load of a publication's read: it keeps the stale entry when
+// the entry can tell that nothing it shows changed (Entry.Unchanged: a page's sources);
+// else it loads the view of cuid through read (note.Core's ReadView, or ReadPage for a
+// read that shows its links), answers a negative entry when the publication is not
+// active, reuses the stale entry's bytes when tag gives its validator (nothing the bytes
+// show has changed), and otherwise builds the entry with that validator.
 func LoadView(read func(ctx context.Context, cuid string) (note.View, error), cuid string, tag func(note.View) string,
 	build func(ctx context.Context, v note.View, etag string) (*readcache.Entry, error),
 ) func(context.Context, *readcache.Entry) (*readcache.Entry, error) {
 	return func(ctx context.Context, stale *readcache.Entry) (*readcache.Entry, error) {
+		if stale != nil && stale.Unchanged != nil {
+			same, err := stale.Unchanged(ctx)
+			if err != nil {
+				return nil, err
+			}
+			if same {
+				return stale.Kept(), nil
+			}
+		}
 		v, err := read(ctx, cuid)
 		if errors.Is(err, note.ErrNotFound) {
 			return Missing(cuid), nil

@@ -15,16 +15,16 @@ import (
 // cuid among equals); the outer one reads html, by a lookup on the primary key, of the
 // rows within the allowance only, so that a render past it is never read (a SQLite
 // window over html itself would copy every candidate's render into its sorter).
-const embeddedQuery = `SELECT w.cuid, w.title, w.path, w.render_links, w.render_outline, w.render_id, w.expires_at,
+const embeddedQuery = `SELECT w.cuid, w.title, w.path, w.render_links, w.render_outline, w.etag, w.render_id, w.expires_at,
 	CASE WHEN w.upto <= ? THEN (SELECT p.html FROM publications p WHERE p.cuid = w.cuid) END AS html
-FROM (SELECT cuid, title, path, render_links, render_outline, render_id, expires_at,
+FROM (SELECT cuid, title, path, render_links, render_outline, etag, render_id, expires_at,
 	SUM(html_bytes) OVER (ORDER BY html_bytes, cuid) AS upto
 	FROM publications WHERE cuid IN ? AND account_cuid = ? AND NOT unpublished) w`
 
 // Embedded implements note.Storer: one statement by primary key, the account and the
 // state checked on the rows (expiry in Go, as both databases agree on it there). The HTML
 // is read only of the smallest renders that fit maxBytes together, sized by their stored
-// length (html_bytes) without reading them.
+// length (html_bytes) without reading them; the others come without it (Over).
 func (s *Store) Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]note.Embedded, error) {
 	var rows []struct {
 		CUID          string `gorm:"column:cuid"`
@@ -32,6 +32,7 @@ func (s *Store) Embedded(ctx context.Context, accountCUID string, cuids []string
 		HTML          *string `gorm:"column:html"`
 		RenderLinks   string  `gorm:"column:render_links"`
 		RenderOutline string
+		ETag          string `gorm:"column:etag"`
 		RenderID      string `gorm:"column:render_id"`
 		ExpiresAt     *time.Time
 	}
@@ -40,11 +41,14 @@ func (s *Store) Embedded(ctx context.Context, accountCUID string, cuids []string
 	}
 	out := make([]note.Embedded, 0, len(rows))
 	for _, r := range rows {
-		if r.HTML == nil || r.ExpiresAt != nil && !now.Before(*r.ExpiresAt) {
+		if r.ExpiresAt != nil && !now.Before(*r.ExpiresAt) {
 			continue
 		}
-		e := note.Embedded{CUID: r.CUID, Title: r.Title, Path: r.Path, HTML: *r.HTML, Outline: r.RenderOutline,
-			RenderID: r.RenderID, ExpiresAt: utc(r.ExpiresAt)}
+		e := note.Embedded{CUID: r.CUID, Title: r.Title, Path: r.Path, Outline: r.RenderOutline, ETag: r.ETag,
+			RenderID: r.RenderID, ExpiresAt: utc(r.ExpiresAt), Over: r.HTML == nil}
+		if r.HTML != nil {
+			e.HTML = *r.HTML
+		}
 		if r.RenderLinks != "" {
 			if err := json.Unmarshal([]byte(r.RenderLinks), &e.Links); err != nil {
 				return nil, fmt.Errorf("read embedded renders: stored links: %w", err)

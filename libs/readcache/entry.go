@@ -45,6 +45,10 @@ type Entry struct {
 	Note, Owner string
 	Embeds      []string
 	Links       []string
+	// Unchanged, when set, tells with one cheap read whether a new load would build the
+	// same entry (a page's sources unchanged: note.View.Unchanged), so that a stale
+	// entry is kept without loading it again.
+	Unchanged func(ctx context.Context) (bool, error)
 
 	loadedAt time.Time
 	epoch    uint64 // The cache's drop count when the load began.
@@ -143,6 +147,12 @@ func (e *Entry) Reusing(old *Entry) *Entry {
 	c := *e
 	c.Body, c.Open, c.Size, c.ContentType, c.Encoding, c.ETag, c.Header = old.Body, old.Open, old.Size, old.ContentType, old.Encoding, old.ETag, old.Header
 	c.packed = old.packed
+	return &c
+}
+
+// Kept returns a copy of e, for a load that found that nothing e shows changed.
+func (e *Entry) Kept() *Entry {
+	c := *e
 	return &c
 }
 

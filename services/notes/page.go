@@ -25,7 +25,7 @@ func (a *api) Page(c *gin.Context) {
 		return
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.NotePage, ID: id, Compress: true, NotFound: notFoundPage,
-		Load: noteapi.LoadView(a.notes.ReadPage, id, func(v note.View) string {
+		Load: noteapi.LoadView(a.readPage, id, func(v note.View) string {
 			return noteapi.Tag(routes.NotePage.Path, v.ETag, noteapi.SettingsTag(v), strconv.Itoa(v.RenderVersion), v.RenderID, v.LinksTag, page.Version)
 		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
 			pg, err := page.Render(a.pageData(v))
@@ -37,6 +37,15 @@ func (a *api) Page(c *gin.Context) {
 			e.Header = securityHeaders(pg.CSP)
 			return e, nil
 		})})
+}
+
+// readPage is note.Core.ReadPage, counting the pages built from other notes.
+func (a *api) readPage(ctx context.Context, cuid string) (note.View, error) {
+	v, err := a.notes.ReadPage(ctx, cuid)
+	if v.Unchanged != nil {
+		a.rebuilds.Inc()
+	}
+	return v, err
 }
 
 // pageData is what the page of v shows. Its description and the classes of its body come

@@ -25,16 +25,21 @@ type api struct {
 	settings *account.SettingsCore
 	public   *noteapi.Public
 	renders  prometheus.Counter
+	// rebuilds counts the page loads that resolved a page's links and embeds again.
+	rebuilds prometheus.Counter
 	log      *slog.Logger
 }
 
-// newAPI returns the API; public reads are answered by public, and its page counter
-// registers on reg.
+// newAPI returns the API; public reads are answered by public, and its page counters
+// register on reg.
 func newAPI(notes *note.Core, settings *account.SettingsCore, public *noteapi.Public, reg prometheus.Registerer, log *slog.Logger) *api {
 	a := &api{notes: notes, settings: settings, public: public, log: log,
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "sharenote_page_renders_total", Help: "Note pages built around their stored HTML; cached reads are not counted."})}
-	reg.MustRegister(a.renders)
+			Name: "sharenote_page_renders_total", Help: "Note pages built around their stored HTML; cached reads are not counted."}),
+		rebuilds: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "sharenote_page_rebuilds_total",
+			Help: "Loads of pages that link to or embed notes which resolved their links and read their embeds again: a new page, or a change of what it shows. A re-check that finds nothing changed (one statement) is not counted."})}
+	reg.MustRegister(a.renders, a.rebuilds)
 	return a
 }
 
