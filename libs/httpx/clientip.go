@@ -63,6 +63,64 @@ func (t ClientIPs) Of(r *http.Request) string {
 	return host
 }
 
+// Through reports whether r came through an address in via (an edge, SHARE_EDGE_ADDRESSES):
+// its TCP peer is one, or, walking X-Forwarded-For from the right as Of does, an address
+// that a trusted proxy put there is one before the first address that is not a trusted
+// proxy. What a reader writes in X-Forwarded-For itself is to the left of that address,
+// so a reader cannot claim to be the edge; a reader who calls the ingress or a replica
+// directly is never through it. It allocates nothing.
+func (t ClientIPs) Through(r *http.Request, via []netip.Prefix) bool {
+	if len(via) == 0 {
+		return false
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	peer, ok := parseIP(host)
+	if !ok {
+		return false
+	}
+	if contains(via, peer) {
+		return true
+	}
+	if !t.trusts(peer) {
+		return false
+	}
+	lines := r.Header[forwardedForKey]
+	for l := len(lines) - 1; l >= 0; l-- {
+		rest := lines[l]
+		for {
+			i := strings.LastIndexByte(rest, ',')
+			addr, ok := parseIP(strings.TrimSpace(rest[i+1:]))
+			switch {
+			case !ok:
+				return false
+			case contains(via, addr):
+				return true
+			case !t.trusts(addr):
+				return false
+			}
+			if i < 0 {
+				break
+			}
+			rest = rest[:i]
+		}
+	}
+	return false
+}
+
+// contains reports whether addr is in one of prefixes.
+func contains(prefixes []netip.Prefix, addr netip.Addr) bool {
+	addr = addr.Unmap()
+	for _, p := range prefixes {
+		if p.Contains(addr) {
+			return true
+		}
+	}
+	return false
+}
+
 // forwardedForKey is X-Forwarded-For as net/http stores it.
 var forwardedForKey = http.CanonicalHeaderKey("X-Forwarded-For")
 
@@ -73,12 +131,4 @@ func parseIP(s string) (netip.Addr, bool) {
 }
 
 // trusts reports whether addr is a trusted proxy.
-func (t ClientIPs) trusts(addr netip.Addr) bool {
-	addr = addr.Unmap()
-	for _, p := range t.trusted {
-		if p.Contains(addr) {
-			return true
-		}
-	}
-	return false
-}
+func (t ClientIPs) trusts(addr netip.Addr) bool { return contains(t.trusted, addr) }

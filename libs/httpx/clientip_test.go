@@ -63,3 +63,42 @@ func TestClientIPsAllocateNothing(t *testing.T) {
 		t.Fatalf("%v allocations a call, want 0", n)
 	}
 }
+
+// TestThroughTheEdge: a request came through the edge when its peer is an edge address,
+// or when an edge address is among the X-Forwarded-For entries that trusted proxies put
+// there; what a reader writes in the header, or a reader who calls the ingress directly,
+// never counts.
+func TestThroughTheEdge(t *testing.T) {
+	ips := httpx.NewClientIPs([]netip.Prefix{netip.MustParsePrefix("10.0.0.1/32"), netip.MustParsePrefix("10.9.0.0/24")})
+	edges := []netip.Prefix{netip.MustParsePrefix("10.9.0.0/24")}
+	for _, c := range []struct {
+		name, peer string
+		xff        []string
+		want       bool
+	}{
+		{"the edge as the peer", "10.9.0.5:1234", nil, true},
+		{"the edge as the peer, IPv4 in IPv6", "[::ffff:10.9.0.5]:1234", nil, true},
+		{"the edge behind the ingress", "10.0.0.1:1234", []string{"203.0.113.9, 10.9.0.5"}, true},
+		{"the edge behind the ingress, headers split", "10.0.0.1:1234", []string{"203.0.113.9", "10.9.0.5"}, true},
+		{"a reader at the ingress", "10.0.0.1:1234", []string{"203.0.113.9"}, false},
+		{"a reader at the ingress naming the edge", "10.0.0.1:1234", []string{"10.9.0.5, 203.0.113.9"}, false},
+		{"a reader at the ingress with nothing forwarded", "10.0.0.1:1234", nil, false},
+		{"a reader at a replica naming the edge", "203.0.113.9:1234", []string{"10.9.0.5"}, false},
+		{"a forwarded entry that does not parse", "10.0.0.1:1234", []string{"10.9.0.5, junk"}, false},
+	} {
+		r := &http.Request{RemoteAddr: c.peer, Header: http.Header{}}
+		if c.xff != nil {
+			r.Header["X-Forwarded-For"] = c.xff
+		}
+		if got := ips.Through(r, edges); got != c.want {
+			t.Errorf("%s: Through = %t, want %t", c.name, got, c.want)
+		}
+		if ips.Through(r, nil) {
+			t.Errorf("%s: through an edge when none is configured", c.name)
+		}
+	}
+	r := &http.Request{RemoteAddr: "10.0.0.1:1234", Header: http.Header{"X-Forwarded-For": {"203.0.113.9, 10.9.0.5"}}}
+	if n := testing.AllocsPerRun(100, func() { ips.Through(r, edges) }); n != 0 {
+		t.Errorf("Through allocates %v times, want 0", n)
+	}
+}
