@@ -259,9 +259,12 @@ func (s *Store) ChangeSettings(ctx context.Context, accountCUID string, change f
 		}).Error; err != nil {
 			return err
 		}
+		// Every read of the account, hard when the author is hidden: never served from the
+		// edge's grace (libs/edge's package doc).
+		hidden := p.Settings.ShowAuthor && !st.ShowAuthor
 		p.Settings = st
 		out = p
-		return s.outbox.Write(tx, edge.Purge{Account: accountCUID})
+		return s.outbox.Write(tx, edge.Purge{Account: accountCUID, Hard: hidden})
 	})
 	if err != nil {
 		return account.Profile{}, db.Classify(err)

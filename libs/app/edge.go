@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"net/http"
 	"slices"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/edge"
+	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/noteapi"
 )
 
@@ -23,7 +25,8 @@ const purgeLogEvery = 10 * time.Second
 // edge's headers when an edge is configured.
 func (d Deps) Public() *noteapi.Public { return noteapi.NewPublic(d.Reads, d.Notes.Clock, d.Edge) }
 
-// newEdge, when SHARE_EDGE_PURGE_URLS names edges, gives public reads their edge headers,
+// newEdge, when SHARE_EDGE_PURGE_URLS names edges, gives the public reads that come
+// through an edge (SHARE_EDGE_ADDRESSES) their edge headers,
 // makes the stores write the purge outbox, and adds the purge job when a target declares
 // it. Without an edge it does nothing. The outbox schedules by the wall clock, not the
 // injected one by which notes expire: its times are about delivery.
@@ -35,7 +38,8 @@ func (a *App) newEdge(ctx context.Context, cfg config.Config, reg prometheus.Reg
 	if err != nil {
 		return err
 	}
-	a.deps.Edge = &noteapi.Edge{Keys: keys, MaxAge: cfg.EdgeMaxAge}
+	ips, via := httpx.NewClientIPs(cfg.TrustedProxies), cfg.EdgeAddresses
+	a.deps.Edge = &noteapi.Edge{Keys: keys, MaxAge: cfg.EdgeMaxAge, Through: func(r *http.Request) bool { return ips.Through(r, via) }}
 	if a.needs.Database < ReadWrite {
 		return nil
 	}

@@ -38,6 +38,7 @@ func TestConfigPrintRedactsEveryURLSetting(t *testing.T) {
 		"SHARE_REDIS_URL":       "redis://:Rd-s3cret@redis:6379/0",
 		"SHARE_BLOB_URL":        "s3://AKIAEXAMPLE:Aws-s3cret@media?endpoint=minio:9000&secret_access_key=Sk-s3cret",
 		"SHARE_EDGE_PURGE_URLS": "http://purger:Edge-s3cret@varnish-a:6081,http://varnish-b:6081/?token=Tok-s3cret",
+		"SHARE_EDGE_ADDRESSES":  "10.0.9.0/24",
 	}
 	code, out, errOut := runConfig(t, vars, "print")
 	if code != 0 || errOut != "" {
@@ -84,7 +85,8 @@ func TestStartLineAndPurgeErrorsShowNoCredential(t *testing.T) {
 		}}
 	s := testkit.StartServer(t, testkit.Backend{Name: b.Name, DatabaseURL: withCredentials(t, b.DatabaseURL)}, []app.Target{purging}, noDrain,
 		testkit.WithEnv("SHARE_BLOB_URL", "s3://AKIAEXAMPLE:Aws-s3cret@media?endpoint=127.0.0.1:1&secret_access_key=Sk-s3cret"),
-		testkit.WithEnv("SHARE_EDGE_PURGE_URLS", "http://purger:Edge-s3cret@"+down+","+refusing.URL+"/?token=Tok-s3cret"))
+		testkit.WithEnv("SHARE_EDGE_PURGE_URLS", "http://purger:Edge-s3cret@"+down+","+refusing.URL+"/?token=Tok-s3cret"),
+		testkit.WithEnv("SHARE_EDGE_ADDRESSES", "127.0.0.1"))
 	gdb := testkit.OpenDB(t, b)
 	if err := gdb.Transaction(func(tx *gorm.DB) error {
 		return edge.NewOutbox(time.Now).Write(tx, edge.Purge{Account: "A", Note: "n1"})

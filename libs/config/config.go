@@ -84,6 +84,10 @@ type Config struct {
 	// reads carry surrogate keys and Surrogate-Control, changes write the purge outbox, and
 	// the writing targets send its purges to each (libs/edge). Empty: no edge.
 	EdgePurgeURLs []string
+	// EdgeAddresses are the addresses the edges' requests come from: only a read that came
+	// through one (its peer, or a trusted proxy's X-Forwarded-For entry) carries
+	// Surrogate-Key and Surrogate-Control.
+	EdgeAddresses []netip.Prefix
 	// EdgeMaxAge is the longest an edge keeps a public read (Surrogate-Control), never past
 	// the note's expiry or that of a note it links to.
 	EdgeMaxAge time.Duration
@@ -180,9 +184,12 @@ func format(v slog.Value) string {
 }
 
 // TrustedProxyStrings returns the trusted networks as the start-up line shows them.
-func (c Config) TrustedProxyStrings() []string {
-	out := make([]string, 0, len(c.TrustedProxies))
-	for _, p := range c.TrustedProxies {
+func (c Config) TrustedProxyStrings() []string { return prefixStrings(c.TrustedProxies) }
+
+// prefixStrings returns networks as the start-up line shows them.
+func prefixStrings(prefixes []netip.Prefix) []string {
+	out := make([]string, 0, len(prefixes))
+	for _, p := range prefixes {
 		out = append(out, p.String())
 	}
 	return out

@@ -230,10 +230,21 @@ func TestLoadRejectsInvalidValues(t *testing.T) {
 		{"a negative upload wait is rejected", "SHARE_UPLOAD_WAIT", "-1s"},
 		{"an edge purge URL without a scheme is rejected", "SHARE_EDGE_PURGE_URLS", "http://varnish:6081,varnish:6081"},
 		{"an edge purge URL without a host is rejected", "SHARE_EDGE_PURGE_URLS", "http://"},
+		{"an edge address that is not an IP or CIDR is rejected", "SHARE_EDGE_ADDRESSES", "varnish"},
 		{"an edge lifetime under a second is rejected", "SHARE_EDGE_MAX_AGE", "500ms"},
 		{"an edge lifetime over a week is rejected", "SHARE_EDGE_MAX_AGE", "169h"},
 		{"an upload wait past the read timeout is rejected", "SHARE_UPLOAD_WAIT", "6m"},
 	}
+	t.Run("edge purge URLs without the edges' addresses are rejected", func(t *testing.T) {
+		_, err := config.Load(env(map[string]string{"SHARE_EDGE_PURGE_URLS": "http://varnish:6081"}))
+		if err == nil || !strings.Contains(err.Error(), "SHARE_EDGE_ADDRESSES must name") {
+			t.Errorf("error %v, want SHARE_EDGE_ADDRESSES required", err)
+		}
+		c, err := config.Load(env(map[string]string{"SHARE_EDGE_PURGE_URLS": "http://varnish:6081", "SHARE_EDGE_ADDRESSES": "10.0.9.0/24, 192.0.2.7"}))
+		if err != nil || len(c.EdgeAddresses) != 2 || c.EdgeAddresses[1].String() != "192.0.2.7/32" {
+			t.Errorf("with addresses: %v, %v", c.EdgeAddresses, err)
+		}
+	})
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := config.Load(env(map[string]string{tc.variable: tc.value}))

@@ -52,6 +52,7 @@ var urlSettings = map[string]string{
 	"SHARE_REDIS_URL":       "rediss://default:Rd-s3cret@redis:6380/0",
 	"SHARE_BLOB_URL":        "s3://AKIAEXAMPLE:Aws-s3cret@media?endpoint=minio:9000&secret_access_key=Sk-s3cret",
 	"SHARE_EDGE_PURGE_URLS": "http://purger:Edge-s3cret@varnish-a:6081,http://varnish-b:6081/?token=Tok-s3cret",
+	"SHARE_EDGE_ADDRESSES":  "10.0.9.0/24",
 }
 
 func TestStartLineRedactsEveryURLSetting(t *testing.T) {

@@ -189,9 +189,13 @@ var Variables = []Setting{
 		parse: duration(func(c *Config) *time.Duration { return &c.UploadWait }, 0, 5*time.Minute, "a duration from 0 to 5m"),
 		show:  durationText(func(c *Config) *time.Duration { return &c.UploadWait })},
 	{Name: "SHARE_EDGE_PURGE_URLS", Key: "edge_purge_urls", Secret: true,
-		Meaning: "comma-separated `http://` URLs of the operator's edges (Varnish with `deploy/varnish/sharenote.vcl`); set, public reads carry `Surrogate-Key` (keyed hashes of the note and the author) and `Surrogate-Control`, every change that alters a public read is written to the purge outbox in its transaction, and the `publish` and `notes` targets send its `PURGE` requests to each edge, which the Helm chart's NetworkPolicies let only their pods reach (`networkPolicy.edge`; docs/deployment.md \"The edge\"); empty: no edge, none of that",
+		Meaning: "comma-separated `http://` URLs of the operator's edges (Varnish with `deploy/varnish/sharenote.vcl`); set, public reads that come through an edge (`SHARE_EDGE_ADDRESSES`) carry `Surrogate-Key` (keyed hashes of the notes they show) and `Surrogate-Control`, every change that alters a public read is written to the purge outbox in its transaction, and the `publish` and `notes` targets send its `PURGE` requests to each edge, which the Helm chart's NetworkPolicies let only their pods reach (`networkPolicy.edge`; docs/deployment.md \"The edge\"); empty: no edge, none of that",
 		parse:   parseEdgeURLs,
 		show:    func(c Config) slog.Value { return slog.AnyValue(c.EdgePurgeURLs) }},
+	{Name: "SHARE_EDGE_ADDRESSES", Key: "edge_addresses",
+		Meaning: "comma-separated CIDRs (or IPs) the edges' requests come from, required with `SHARE_EDGE_PURGE_URLS`: only a public read that came through one carries `Surrogate-Key` and `Surrogate-Control`, the request's peer being one or, behind trusted proxies (`SHARE_TRUSTED_PROXIES`), an address of `X-Forwarded-For` that they put there; a reader who calls the ingress directly gets neither",
+		parse:   parseEdgeAddresses,
+		show:    func(c Config) slog.Value { return slog.AnyValue(prefixStrings(c.EdgeAddresses)) }},
 	{Name: "SHARE_EDGE_MAX_AGE", Key: "edge_max_age", Default: "1h",
 		Meaning: "how long an edge keeps a public read (`Surrogate-Control: max-age`), 1s–7d; never past the note's `expires_at` or that of a note it links to or embeds. Browsers still get `Cache-Control` of at most 60 s",
 		parse:   duration(func(c *Config) *time.Duration { return &c.EdgeMaxAge }, time.Second, 7*24*time.Hour, "a duration from 1s to 7d"),
@@ -278,6 +282,28 @@ func parseTrustedProxies(c *Config, name, v string) error {
 	return errors.Join(errList...)
 }
 
+// parseEdgeAddresses reads a comma list of CIDRs or IPs, with one error per bad entry,
+// and requires one when SHARE_EDGE_PURGE_URLS (read before) names edges: without it no
+// read would carry the keys by which the edges are purged.
+func parseEdgeAddresses(c *Config, name, v string) error {
+	var errList []error
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		p, err := parsePrefix(s)
+		if err != nil {
+			errList = append(errList, fmt.Errorf("%s: %q is not a CIDR or IP", name, s))
+			continue
+		}
+		c.EdgeAddresses = append(c.EdgeAddresses, p)
+	}
+	if len(errList) == 0 && len(c.EdgeAddresses) == 0 && len(c.EdgePurgeURLs) > 0 {
+		errList = append(errList, fmt.Errorf("%s must name the edges' addresses when SHARE_EDGE_PURGE_URLS is set", name))
+	}
+	return errors.Join(errList...)
+}
+
 // parseEdgeURLs reads a comma list of http(s) URLs, with one error per bad entry.
 func parseEdgeURLs(c *Config, name, v string) error {
 	var errList []error
@@ -290,6 +316,9 @@ func parseEdgeURLs(c *Config, name, v string) error {
 			continue
 		}
 		c.EdgePurgeURLs = append(c.EdgePurgeURLs, s)
+	}
+	if len(errList) > 0 {
+		c.EdgePurgeURLs = nil // One bad variable is one error: no edge to need addresses for.
 	}
 	return errors.Join(errList...)
 }

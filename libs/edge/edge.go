@@ -2,20 +2,58 @@
 // edge lifetime of public reads, and the durable outbox from which the edge is purged of
 // every changed public read, at least once.
 //
-// Keys: each public read carries two Surrogate-Key values, a keyed hash (HMAC-SHA-256
-// under the installation's "surrogate" service key, made by the migration) of its note
-// and of its author, so that one purge drops a note's reads, or every public read of an
-// author (a settings change, or a change of what the author's links lead to), and the
-// keys tell nothing of the account to whoever sees them.
+// Keys (CONTRACT "Caching and invalidation"): every key is a keyed hash (HMAC-SHA-256
+// under the installation's "surrogate" service key, made by the migration), so that the
+// keys tell nothing of the note or the account to whoever sees them. Each note has two:
+//   - its content key: its own reads (JSON, page, preview, images) and the pages that
+//     embed it, which show its render and title;
+//   - its reference key: the pages that link to it, which show where the link leads
+//     (the note's address and the anchor of the heading or block it names).
+//
+// A read carries the content key of its note, the content keys of the notes it embeds
+// (readcache.Entry.Embeds) and the reference keys of the notes it links to (Entry.Links),
+// MaxNoteKeys at most (Keys.Header). Not its own reference key: every change that purges
+// a note's reference key purges its content key too, so it would add a key and no purge.
+// A read over the cap carries its author's key instead of the keys past it; every purge
+// of an account's notes also purges the author's key (as hard as the hardest of them), so
+// that such a read is dropped with any note it may show. No other read carries the author
+// key: a reader of the edge's objects (or of the origin, were the edge's addresses
+// wrong) cannot tell from the keys which notes are one account's.
+//
+// Reads that depend on the account as a whole are purged through their notes' keys, not
+// through a key they all carry: a settings change (its name, theme, whether the author is
+// shown) and a change of the account's names (a note with names published, retitled,
+// moved, unshared or expired: what any of the account's links resolve to may change, also
+// links that led nowhere and so carry no key) write one row without a note, which the
+// worker sends as the content and reference keys of every one of the account's notes that
+// is not unpublished, and the author key. Its cost is a purge key per note, not a key on
+// every read that would tie the account's notes together.
+//
+// Purges (Purge): a body edit drops the content key, soft (the edge may serve the old
+// read within its grace while it fetches the new one), and the reference key too when the
+// note's outline changed (the anchors that links lead to). A retitle, a move (a path
+// change), an unshare, an expiry set or moved, and hiding the properties drop both keys;
+// the unshare, the expiry and hiding the properties are hard, as is hiding the author (a
+// settings change, which drops every key of the account): what they hide is never served
+// from the grace. Keys are written
+// 'n' (content: the letter of the single note key before reference keys, so that reads
+// cached before them are dropped by the same purges), 'r' (reference) and 'a' (author),
+// each followed by 96 bits of the HMAC.
+//
+// Only the edge gets the keys: a read carries Surrogate-Key and Surrogate-Control only
+// when it came through one of the edge's addresses (SHARE_EDGE_ADDRESSES): its TCP peer,
+// or an address of X-Forwarded-For that the trusted proxies between the peer and the
+// reader put there (httpx.ClientIPs.Through). A reader who calls the ingress or a
+// replica directly gets neither.
 //
 // Outbox: a change that alters a public read writes its Purge rows (table edge_purges) in
 // its own transaction (Outbox.Write). The purge job of a writing target (Worker.Run)
 // claims the due rows (Postgres: SELECT … FOR UPDATE SKIP LOCKED inside the claim, so
-// that two workers never take the same row; SQLite has one writer), coalesces them per
-// author, and sends PURGE requests to every edge. A row is sent twice: at once, and again
-// after the change feed's one second, when no replica can serve the old state any more
-// and so no purge can have been answered from a replica that had not heard of the change
-// yet. A failed send is tried again shortly; a backlog past MaxBacklog rows, or a row
+// that two workers never take the same row; SQLite has one writer), turns them into keys
+// (each key once, hard where any row wants it hard), and sends PURGE requests to every
+// edge. A row is sent twice: at once, and again after the change feed's one second, when
+// no replica can serve the old state any more and so no purge can have been answered
+// from a replica that had not heard of the change yet. A failed send is tried again shortly; a backlog past MaxBacklog rows, or a row
 // older than OutageBound (an edge outage), is replaced by one purge of everything.
 //
 // Files: edge.go holds the purges and keys; outbox.go the table's statements;
@@ -28,6 +66,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 
 	"gorm.io/gorm"
@@ -35,12 +74,30 @@ import (
 
 // Purge is one change of public reads: of note Note of account Account, or of every
 // public read of Account when Note is empty. Hard purges drop the cached reads at once
-// (unshare, expiry moved); soft ones let the edge serve the old read while it fetches
-// the new one.
+// (unshare, expiry moved, something hidden); soft ones let the edge serve the old read
+// while it fetches the new one. Scope says which of the note's keys it drops.
 type Purge struct {
 	Account, Note string
+	Scope         Scope
 	Hard          bool
 }
+
+// Scope is which keys of a note a purge drops.
+type Scope int8
+
+const (
+	// Both is the note's content and reference keys: its reads, the pages that embed it
+	// and the pages that link to it. It is the zero Scope, so that a purge that says
+	// nothing drops more, never less.
+	Both Scope = iota
+	// Content is the note's content key alone: its reads and the pages that embed it (a
+	// body edit that leaves its outline as it was).
+	Content
+)
+
+// MaxNoteKeys is how many note keys a read carries at most; one past them carries its
+// author's key instead of the rest.
+const MaxNoteKeys = 64
 
 // Keys makes the Surrogate-Key values of public reads.
 type Keys struct {
@@ -59,21 +116,43 @@ func LoadKeys(ctx context.Context, gdb *gorm.DB) (*Keys, error) {
 	return NewKeys(secret), nil
 }
 
-// Note is the key of a note's public reads.
-func (k *Keys) Note(cuid string) string { return k.mac('n', cuid) }
+// Content is the content key of a note: its reads and the pages that embed it.
+func (k *Keys) Content(cuid string) string { return k.mac('n', cuid) }
 
-// Account is the key of every public read of an account's notes.
-func (k *Keys) Account(cuid string) string { return k.mac('a', cuid) }
+// Reference is the reference key of a note: the pages that link to it.
+func (k *Keys) Reference(cuid string) string { return k.mac('r', cuid) }
 
-// Header is the Surrogate-Key header of a public read of note by owner (either may be
-// empty: an unknown note has no owner).
-func (k *Keys) Header(note, owner string) string {
-	var keys []string
-	if note != "" {
-		keys = append(keys, k.Note(note))
+// Author is the key of an account's reads over the cap of MaxNoteKeys.
+func (k *Keys) Author(cuid string) string { return k.mac('a', cuid) }
+
+// Header is the Surrogate-Key header of a public read of note by owner that embeds the
+// notes embeds and links to the notes links: the content keys of note and embeds, then
+// the reference keys of links, each once, MaxNoteKeys at most, and owner's author key
+// when more were left out. Every note of a read is owner's (embeds and links resolve
+// among the author's notes only).
+func (k *Keys) Header(note, owner string, embeds, links []string) string {
+	keys := make([]string, 0, min(1+len(embeds)+len(links), MaxNoteKeys+1))
+	over := false
+	add := func(key string) {
+		switch {
+		case slices.Contains(keys, key):
+		case len(keys) == MaxNoteKeys:
+			over = true
+		default:
+			keys = append(keys, key)
+		}
 	}
-	if owner != "" {
-		keys = append(keys, k.Account(owner))
+	if note != "" {
+		add(k.Content(note))
+	}
+	for _, cuid := range embeds {
+		add(k.Content(cuid))
+	}
+	for _, cuid := range links {
+		add(k.Reference(cuid))
+	}
+	if over && owner != "" {
+		keys = append(keys, k.Author(owner))
 	}
 	return strings.Join(keys, " ")
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -72,20 +73,42 @@ func run(t *testing.T, w *edge.Worker) {
 	}
 }
 
-// TestWorkerCoalescesPerAuthor: an author-wide purge covers the author's soft note
-// purges; hard purges stay hard; each row is sent twice (the second after Resend) and then
-// deleted.
+// TestWorkerCoalescesPerAuthor: each key is sent once per round, hard where any row wants
+// it hard: a note's row drops its content key, and its reference key unless it is of
+// edge.Content; every row drops its author's key; a row without a note drops both keys of
+// every one of the account's notes that is not unpublished. Each row is sent twice (the
+// second after Resend) and then deleted.
 func TestWorkerCoalescesPerAuthor(t *testing.T) {
 	eachDB(t, func(t *testing.T, gdb *gorm.DB) {
 		fake := testkit.StartFakeEdge(t)
 		b := testBounds
 		b.Resend = 50 * time.Millisecond
 		w, keys := newWorker(t, gdb, fake.URL, b)
-		write(t, gdb, edge.Purge{Account: "A", Note: "n1"}, edge.Purge{Account: "A", Note: "n2"}, edge.Purge{Account: "A"},
-			edge.Purge{Account: "A", Note: "n3", Hard: true}, edge.Purge{Account: "B", Note: "m1", Hard: true}, edge.Purge{Account: "B", Note: "m2"})
+		now := time.Now()
+		for _, a := range []string{"A", "B"} {
+			if err := gdb.Exec("INSERT INTO accounts (cuid, name, email, display_name, created_at) VALUES (?, ?, ?, ?, ?)",
+				a, a, a+"@example.com", a, now).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, n := range []struct {
+			cuid, account string
+			unpublished   bool
+		}{{"n1", "A", false}, {"n4", "A", false}, {"n5", "A", true}, {"m3", "B", false}} {
+			if err := gdb.Exec("INSERT INTO publications (cuid, account_cuid, content, show_properties, unpublished, created_ms, created_at, updated_at) "+
+				"VALUES (?, ?, '', TRUE, ?, ?, ?, ?)", n.cuid, n.account, n.unpublished, now.UnixMilli(), now, now).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(t, gdb, edge.Purge{Account: "A", Note: "n1", Scope: edge.Content}, edge.Purge{Account: "A", Note: "n2"}, edge.Purge{Account: "A"},
+			edge.Purge{Account: "A", Note: "n3", Hard: true}, edge.Purge{Account: "A", Note: "n4", Scope: edge.Content, Hard: true},
+			edge.Purge{Account: "B", Note: "m1", Hard: true}, edge.Purge{Account: "B", Note: "m2", Scope: edge.Content})
 		run(t, w)
-		wantHard := []string{keys.Note("m1"), keys.Note("n3")}
-		wantSoft := []string{keys.Account("A"), keys.Note("m2")}
+		wantHard := []string{keys.Content("m1"), keys.Reference("m1"), keys.Author("B"), keys.Content("n3"), keys.Reference("n3"),
+			keys.Author("A"), keys.Content("n4")}
+		// A's row without a note: n1 and n4, not the unpublished n5, nor B's m3.
+		wantSoft := []string{keys.Content("n1"), keys.Reference("n1"), keys.Content("n2"), keys.Reference("n2"), keys.Reference("n4"),
+			keys.Content("m2")}
 		slices.Sort(wantHard)
 		slices.Sort(wantSoft)
 		check := func(round int) {
@@ -110,6 +133,55 @@ func TestWorkerCoalescesPerAuthor(t *testing.T) {
 	})
 }
 
+// TestKeysHeader: a read carries its note's content key, its embeds' content keys and its
+// links' reference keys, each once and 64 note keys at most; past them, its author's key
+// instead of the rest. No key shows the note or the account, and the kinds differ.
+func TestKeysHeader(t *testing.T) {
+	k := edge.NewKeys([]byte("secret"))
+	many := func(prefix string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprint(prefix, i))
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name                 string
+		embeds, links        []string
+		want                 []string
+		author               bool
+		wantNotes, wantTotal int
+	}{
+		{"a note alone", nil, nil, []string{k.Content("p")}, false, 1, 1},
+		{"embeds and links", []string{"e1", "e2", "e1"}, []string{"l1", "e1"},
+			[]string{k.Content("p"), k.Content("e1"), k.Content("e2"), k.Reference("l1"), k.Reference("e1")}, false, 5, 5},
+		{"64 note keys", many("e", 30), many("l", 33), nil, false, 64, 64},
+		{"65 note keys", many("e", 30), many("l", 34), nil, true, 64, 65},
+		{"500 links", nil, many("l", 500), nil, true, 64, 65},
+	} {
+		got := strings.Fields(k.Header("p", "A", c.embeds, c.links))
+		if c.want != nil && !slices.Equal(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+		notes := 0
+		for _, key := range got {
+			if key != k.Author("A") {
+				notes++
+			}
+		}
+		if notes != c.wantNotes || len(got) != c.wantTotal || slices.Contains(got, k.Author("A")) != c.author || got[0] != k.Content("p") {
+			t.Errorf("%s: %d keys, %d of notes, author key %t; want %d, %d, %t, the note's content key first",
+				c.name, len(got), notes, slices.Contains(got, k.Author("A")), c.wantTotal, c.wantNotes, c.author)
+		}
+	}
+	kinds := []string{k.Content("x"), k.Reference("x"), k.Author("x")}
+	for i, key := range kinds {
+		if len(key) != 17 || slices.Contains(kinds[i+1:], key) {
+			t.Errorf("key %q: not 17 bytes, or another kind's too", key)
+		}
+	}
+}
+
 // TestWorkerRetriesThroughAnOutage: a purge the edge does not take stays in the outbox
 // and is sent once the edge is back.
 func TestWorkerRetriesThroughAnOutage(t *testing.T) {
@@ -124,7 +196,7 @@ func TestWorkerRetriesThroughAnOutage(t *testing.T) {
 		fake.Start(t)
 		time.Sleep(20 * time.Millisecond)
 		run(t, w)
-		if hard, _, _ := fake.Sent(keys.Note("n1"), time.Time{}); len(hard) != 1 {
+		if hard, _, _ := fake.Sent(keys.Content("n1"), time.Time{}); len(hard) != 1 {
 			t.Errorf("after the outage, the hard purge was sent %d times, want 1", len(hard))
 		}
 	})
@@ -200,7 +272,7 @@ func TestWorkersNeverSendARowTwiceAtOnce(t *testing.T) {
 			}
 		}
 		for _, p := range purges {
-			if c := count[keys.Note(p.Note)]; c != 1 {
+			if c := count[keys.Content(p.Note)]; c != 1 {
 				t.Errorf("note %s purged %d times, want 1", p.Note, c)
 			}
 		}

@@ -38,7 +38,7 @@ func (o *Outbox) Writes(purges ...Purge) []db.Write {
 	ms := o.now().UnixMilli()
 	rows := make([]row, len(purges))
 	for i, p := range purges {
-		rows[i] = row{AccountCUID: p.Account, NoteCUID: p.Note, Hard: p.Hard, CreatedMS: ms, DueMS: ms}
+		rows[i] = row{AccountCUID: p.Account, NoteCUID: p.Note, Scope: p.Scope, Hard: p.Hard, CreatedMS: ms, DueMS: ms}
 	}
 	return []db.Write{func(tx *gorm.DB) *gorm.DB { return tx.Create(&rows) }}
 }
@@ -48,6 +48,7 @@ type row struct {
 	ID          int64  `gorm:"primaryKey"`
 	AccountCUID string `gorm:"column:account_cuid"`
 	NoteCUID    string `gorm:"column:note_cuid"`
+	Scope       Scope
 	Hard        bool
 	CreatedMS   int64
 	DueMS       int64
@@ -70,7 +71,7 @@ func claim(ctx context.Context, gdb *gorm.DB, now, until time.Time, limit int) (
 	var rows []row
 	err := gdb.WithContext(ctx).Raw("UPDATE edge_purges SET due_ms = ? WHERE id IN "+
 		"(SELECT id FROM edge_purges WHERE due_ms <= ? ORDER BY id LIMIT ?"+lock+") "+
-		"RETURNING id, account_cuid, note_cuid, hard, created_ms, due_ms, sends",
+		"RETURNING id, account_cuid, note_cuid, scope, hard, created_ms, due_ms, sends",
 		until.UnixMilli(), now.UnixMilli(), limit).Scan(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("claim edge purges: %w", err)
@@ -93,6 +94,29 @@ func backlog(ctx context.Context, gdb *gorm.DB, now time.Time) (int, time.Time, 
 		return 0, time.Time{}, nil
 	}
 	return b.N, time.UnixMilli(b.Oldest), nil
+}
+
+// accountNote is a note of an account whose reads a purge without a note drops.
+type accountNote struct {
+	AccountCUID string `gorm:"column:account_cuid"`
+	CUID        string `gorm:"column:cuid"`
+}
+
+// accountNotes returns the notes of accounts that are not unpublished: those whose
+// reads may be cached.
+func accountNotes(ctx context.Context, gdb *gorm.DB, accounts []string) ([]accountNote, error) {
+	var out []accountNote
+	for len(accounts) > 0 {
+		n := min(len(accounts), chunk)
+		var part []accountNote
+		if err := gdb.WithContext(ctx).Table("publications").Select("account_cuid, cuid").
+			Where("account_cuid IN ? AND NOT unpublished", accounts[:n]).Scan(&part).Error; err != nil {
+			return nil, fmt.Errorf("read the notes of accounts to purge: %w", err)
+		}
+		out = append(out, part...)
+		accounts = accounts[n:]
+	}
+	return out, nil
 }
 
 // chunk is how many ids one statement names.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -77,7 +78,7 @@ func NewWorker(gdb *gorm.DB, keys *Keys, urls []string, b Bounds, now func() tim
 }
 
 // Run sends the due purges once: everything, when the backlog passed its bounds, else
-// up to Batch rows, coalesced per author.
+// up to Batch rows, each key once (requestsFor).
 func (w *Worker) Run(ctx context.Context) error {
 	now := w.now()
 	n, oldest, err := backlog(ctx, w.db, now)
@@ -98,8 +99,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	var reqs []http.Header
 	if everything {
 		reqs = []http.Header{{HeaderPurgeAll: {"true"}}}
-	} else {
-		reqs = w.requestsFor(rows)
+	} else if reqs, err = w.requestsFor(ctx, rows); err != nil {
+		return errors.Join(err, retry(context.WithoutCancel(ctx), w.db, rows, w.now().Add(w.bounds.Retry)))
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, w.bounds.Timeout)
 	defer cancel()
@@ -118,42 +119,46 @@ func (w *Worker) overflows(n int, oldest, now time.Time) bool {
 	return n > w.bounds.MaxBacklog || now.Sub(oldest) > w.bounds.OutageBound
 }
 
-// requestsFor coalesces rows per author into the headers of the requests to send: an
-// author-wide row covers the author's soft note purges; hard purges stay hard.
-func (w *Worker) requestsFor(rows []row) []http.Header {
-	type author struct {
-		wide, wideHard bool
-		soft, hard     []string
+// requestsFor turns rows into the headers of the requests to send: each key once, hard
+// where any row wants it hard. A row of a note drops its content key, and its reference
+// key unless its Scope is Content; a row without a note drops both keys of every note of
+// its account (accountNotes); every row drops its account's author key, which the reads
+// over the cap of note keys carry (package doc).
+func (w *Worker) requestsFor(ctx context.Context, rows []row) ([]http.Header, error) {
+	hard, soft := map[string]bool{}, map[string]bool{}
+	add := func(key string, h bool) {
+		if h {
+			hard[key] = true
+		} else {
+			soft[key] = true
+		}
 	}
-	authors := map[string]*author{}
+	wide := map[string]bool{} // The accounts of rows without a note: whether one is hard.
 	for _, r := range rows {
-		a := authors[r.AccountCUID]
-		if a == nil {
-			a = &author{}
-			authors[r.AccountCUID] = a
+		add(w.keys.Author(r.AccountCUID), r.Hard)
+		if r.NoteCUID == "" {
+			wide[r.AccountCUID] = wide[r.AccountCUID] || r.Hard
+			continue
 		}
-		switch {
-		case r.NoteCUID == "":
-			a.wide, a.wideHard = true, a.wideHard || r.Hard
-		case r.Hard:
-			a.hard = append(a.hard, w.keys.Note(r.NoteCUID))
-		default:
-			a.soft = append(a.soft, w.keys.Note(r.NoteCUID))
+		add(w.keys.Content(r.NoteCUID), r.Hard)
+		if r.Scope != Content {
+			add(w.keys.Reference(r.NoteCUID), r.Hard)
 		}
 	}
-	var soft, hard []string
-	for cuid, a := range authors {
-		switch {
-		case a.wideHard:
-			hard = append(hard, w.keys.Account(cuid))
-		case a.wide:
-			soft = append(soft, w.keys.Account(cuid))
-		default:
-			soft = append(soft, a.soft...)
+	if len(wide) > 0 {
+		notes, err := accountNotes(ctx, w.db, slices.Sorted(maps.Keys(wide)))
+		if err != nil {
+			return nil, err
 		}
-		hard = append(hard, a.hard...)
+		for _, n := range notes {
+			add(w.keys.Content(n.CUID), wide[n.AccountCUID])
+			add(w.keys.Reference(n.CUID), wide[n.AccountCUID])
+		}
 	}
-	return append(w.headers(HeaderPurge, hard), w.headers(HeaderSoftPurge, soft)...)
+	for k := range hard {
+		delete(soft, k)
+	}
+	return append(w.headers(HeaderPurge, slices.Collect(maps.Keys(hard))), w.headers(HeaderSoftPurge, slices.Collect(maps.Keys(soft)))...), nil
 }
 
 // headers are the requests that carry keys in header name, MaxKeys each.

@@ -84,10 +84,11 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 		}
 	}
 	now := p.now()
+	edge := p.edge.through(c.Request)
 	if e.NotFound || e.Expired(now) {
-		if p.edge != nil && e.Note != "" {
+		if edge && e.Note != "" {
 			// The edge keeps a 404 briefly; a note made active again purges it at once.
-			c.Header("Surrogate-Key", p.edge.Keys.Note(e.Note))
+			c.Header(surrogateKey, p.edge.Keys.Content(e.Note))
 		}
 		r.NotFound(c)
 		return
@@ -95,9 +96,9 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	// Canonical names and shared value slices: a cached read sets its headers without
 	// allocating (readcache.Entry.SetHeaders).
 	h := c.Writer.Header()
-	e.SetHeaders(h, false)
+	setHeaders(h, e, false, edge)
 	h["Cache-Control"] = cacheControl(e.MaxAge(now, MaxPublicAge))
-	if p.edge != nil {
+	if edge {
 		h.Set("Surrogate-Control", p.edge.control(e, now))
 	}
 	if r.Compress {
@@ -109,10 +110,10 @@ func (p *Public) Serve(c *gin.Context, r Read) {
 	}
 	if r.Ranges {
 		h.Set("Content-Type", e.ContentType)
-		serveRanges(c, e)
+		serveRanges(c, e, edge)
 		return
 	}
-	e.SetHeaders(h, true)
+	setHeaders(h, e, true, edge)
 	c.Status(http.StatusOK)
 	_, _ = e.WriteBody(c.Request.Context(), c.Writer) // A large body the cache keeps compressed is unpacked on the way.
 }
@@ -277,8 +278,11 @@ func NotFoundJSON(c *gin.Context) { errs.Abort(c, errs.NotFoundError()) }
 
 // Edge is what public reads tell an operator's edge (docs/deployment.md "The edge").
 type Edge struct {
-	// Keys make the Surrogate-Key header, from the entry's note and owner.
+	// Keys make the Surrogate-Key header, from the entry's note, embeds and links.
 	Keys *edge.Keys
+	// Through reports whether a request came through the edge (SHARE_EDGE_ADDRESSES):
+	// only such a read carries Surrogate-Key and Surrogate-Control.
+	Through func(*http.Request) bool
 	// MaxAge is the edge's lifetime of a read (Surrogate-Control), cut to the entry's
 	// expiry and going stale.
 	MaxAge time.Duration
@@ -289,7 +293,23 @@ type Edge struct {
 // expiry cut gets none, so that an expired note is never served.
 const edgeGrace = 30 * time.Second
 
-// load wraps a Read's Load so that the entries it builds carry their Surrogate-Key.
+// surrogateKey is Surrogate-Key as net/http stores it.
+var surrogateKey = http.CanonicalHeaderKey("Surrogate-Key")
+
+// through reports whether r came through the edge; never without one.
+func (d *Edge) through(r *http.Request) bool { return d != nil && d.Through(r) }
+
+// setHeaders sets e's own headers on h (readcache.Entry.SetHeaders), without its
+// Surrogate-Key unless the read came through the edge.
+func setHeaders(h http.Header, e *readcache.Entry, body, edge bool) {
+	e.SetHeaders(h, body)
+	if !edge {
+		delete(h, surrogateKey)
+	}
+}
+
+// load wraps a Read's Load so that the entries it builds carry their Surrogate-Key
+// (edge.Keys.Header), which Serve sends only to the edge.
 func (d *Edge) load(load func(context.Context, *readcache.Entry) (*readcache.Entry, error)) func(context.Context, *readcache.Entry) (*readcache.Entry, error) {
 	if d == nil {
 		return load
@@ -302,11 +322,11 @@ func (d *Edge) load(load func(context.Context, *readcache.Entry) (*readcache.Ent
 		// The entry may share its Header with stale's: a new slice, never an append.
 		hdr := make([][2]string, 0, len(e.Header)+1)
 		for _, kv := range e.Header {
-			if kv[0] != "Surrogate-Key" {
+			if kv[0] != surrogateKey {
 				hdr = append(hdr, kv)
 			}
 		}
-		e.Header = append(hdr, [2]string{"Surrogate-Key", d.Keys.Header(e.Note, e.Owner)})
+		e.Header = append(hdr, [2]string{surrogateKey, d.Keys.Header(e.Note, e.Owner, e.Embeds, e.Links)})
 		return e, nil
 	}
 }

@@ -159,13 +159,14 @@ func strongMatch(header, etag string) bool {
 // Last-Modified), Range (206 with Content-Range, several ranges as multipart/byteranges,
 // at most MaxRanges after merging, else the whole body with 200), and 416 with the
 // API's JSON error for a range that does not overlap the body. The caller has answered
-// If-None-Match and set the other headers.
+// If-None-Match and set the other headers; edge keeps the entry's Surrogate-Key (a read
+// that came through the edge).
 //
 // A streamed body (e.Open) is opened once per request, at the first byte needed, and
 // read forward: gaps between ranges are read and dropped, never opened anew. It is
 // opened before the status is written, so that a store that cannot serve it answers
 // 503 rather than a cut response. A HEAD request opens nothing.
-func serveRanges(c *gin.Context, e *readcache.Entry) {
+func serveRanges(c *gin.Context, e *readcache.Entry, edge bool) {
 	h := c.Writer.Header()
 	h["Accept-Ranges"] = acceptBytes
 	if im := c.GetHeader("If-Match"); im != "" && !strongMatch(im, e.ETag) {
@@ -174,7 +175,7 @@ func serveRanges(c *gin.Context, e *readcache.Entry) {
 	}
 	if e.Body != nil && c.GetHeader("Range") == "" {
 		// The whole body, held in memory (most reads): nothing to frame, nothing to open.
-		e.SetHeaders(h, true)
+		setHeaders(h, e, true, edge)
 		c.Status(http.StatusOK)
 		_, _ = e.WriteBody(c.Request.Context(), c.Writer)
 		return

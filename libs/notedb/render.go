@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
 	"gorm.io/gorm"
 )
 
-// SaveRender implements note.Storer. A new render is purged from the edge with the
-// pages of the author when the note has names (the anchors of links into it may have
-// moved).
+// SaveRender implements note.Storer. A new render purges both of the note's keys from the
+// edge, soft: its reads, the pages that embed it, and those that link to it (the anchors
+// of links into it may have moved).
 func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string) error {
 	row, err := toRow(p)
 	if err != nil {
@@ -25,7 +26,7 @@ func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string)
 		if res.Error != nil || res.RowsAffected == 0 || p.RenderID == prev {
 			return res.Error
 		}
-		return s.outbox.Write(tx, linkPurges(p.AccountCUID, p.CUID, false, len(p.Names()) > 0)...)
+		return s.outbox.Write(tx, notePurges(p.AccountCUID, p.CUID, edge.Both, false, false)...)
 	}
 	if !s.outbox.On() {
 		return db.Classify(save(s.db.WithContext(ctx)))

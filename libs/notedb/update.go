@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -74,10 +75,7 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 			}
 		}
 		out = p
-		// Outlines are the renderer's, opaque here: any change of one counts, which purges
-		// the author's pages at the edge more often than links need, never less.
-		changed := note.LinksChange(old, p, func(a, b string) bool { return false })
-		return s.outbox.Write(tx, linkPurges(accountCUID, cuid, note.ExpiryChange(old, p), changed)...)
+		return s.outbox.Write(tx, updatePurges(accountCUID, cuid, old, p)...)
 	})
 	if err != nil {
 		return note.Publication{}, s.pathTaken(ctx, err, applied)
@@ -114,7 +112,7 @@ func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now tim
 		if names.Error != nil {
 			return names.Error
 		}
-		if err := s.outbox.Write(tx, linkPurges(accountCUID, cuid, true, names.RowsAffected > 0)...); err != nil {
+		if err := s.outbox.Write(tx, notePurges(accountCUID, cuid, edge.Both, true, names.RowsAffected > 0)...); err != nil {
 			return err
 		}
 		var released struct{ Bytes, Images int64 }

@@ -8,6 +8,7 @@ package sharenote_test
 // of two all-in-one replicas on Postgres and Redis.
 
 import (
+	"context"
 	"io"
 	"maps"
 	"net"
@@ -17,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/libs/testkit/ingress"
@@ -50,6 +53,9 @@ func startOrigin(t *testing.T, replicas ...*testkit.Server) (*origin, string) {
 	}
 	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
 		r.SetURL(targets[o.next.Add(1)%uint64(len(targets))])
+		// As an ingress does: the forwarded chain, with the peer appended.
+		r.Out.Header["X-Forwarded-For"] = r.In.Header["X-Forwarded-For"]
+		r.SetXForwarded()
 		o.mu.Lock()
 		o.count[r.In.URL.Path]++
 		o.mu.Unlock()
@@ -105,9 +111,10 @@ func startVarnish(t *testing.T, bin, addr, backend string) {
 // relay forwards TCP connections from its address to to's until stopped: the purge path
 // to the edge, which the test cuts to make an edge outage that keeps the edge's cache.
 type relay struct {
-	addr, to string
-	mu       sync.Mutex
-	l        net.Listener
+	// from, when set, is the address the relay dials from.
+	addr, to, from string
+	mu             sync.Mutex
+	l              net.Listener
 }
 
 func (r *relay) start(t *testing.T) {
@@ -126,7 +133,11 @@ func (r *relay) start(t *testing.T) {
 			}
 			go func() {
 				defer c.Close()
-				u, err := net.Dial("tcp", r.to)
+				d := net.Dialer{}
+				if r.from != "" {
+					d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(r.from)}
+				}
+				u, err := d.Dial("tcp", r.to)
 				if err != nil {
 					return
 				}
@@ -159,14 +170,33 @@ func edgeGet(t *testing.T, base, path string) (int, string, http.Header) {
 	return resp.StatusCode, string(b), resp.Header
 }
 
-func TestE2EEdgeVarnish(t *testing.T) {
+// edgeFrom is the address the edge's requests to the origin come from
+// (SHARE_EDGE_ADDRESSES): the edge reaches the ingress through a relay that dials from
+// it, so that a reader who calls the ingress directly (from 127.0.0.1 or 127.0.0.2) is
+// told apart from the edge.
+const edgeFrom = "127.0.0.9"
+
+// edgeStack is the edge e2e's stack: two replicas on Postgres and Redis behind the
+// counting origin, the nginx ingress when installed, and Varnish, whose fetches reach
+// the ingress from edgeFrom.
+type edgeStack struct {
+	// base is the edge's URL, ingress the ingress's (or the origin's) address.
+	base, ingress string
+	one           *testkit.Server
+	origin        *origin
+	purges        *relay
+}
+
+func startEdgeStack(t *testing.T) *edgeStack {
+	t.Helper()
 	bin, err := exec.LookPath("varnishd")
 	if err != nil {
 		t.Skip("varnishd not installed: apt-get install varnish varnish-modules")
 	}
 	b := testkit.PostgresBackend(t)
-	edgeAddr, purgeAddr := testkit.FreeAddr(), testkit.FreeAddr()
-	opts := []testkit.Option{testkit.WithEnv("SHARE_EDGE_PURGE_URLS", "http://"+purgeAddr), testkit.WithClock(testkit.WallClock())}
+	listen, purgeAddr, fetchAddr := testkit.FreeAddr(), testkit.FreeAddr(), testkit.FreeAddr()
+	opts := []testkit.Option{testkit.WithEnv("SHARE_EDGE_PURGE_URLS", "http://"+purgeAddr), testkit.WithClock(testkit.WallClock()),
+		testkit.WithEnv("SHARE_EDGE_ADDRESSES", edgeFrom), testkit.WithEnv("SHARE_TRUSTED_PROXIES", "127.0.0.1,"+edgeFrom)}
 	one, two := start(t, b, opts...), start(t, b, opts...)
 	o, originAddr := startOrigin(t, one, two)
 	if nginx := ingress.NginxBinary(); nginx != "" {
@@ -178,11 +208,19 @@ func TestE2EEdgeVarnish(t *testing.T) {
 		}))
 		originAddr = ingressAddr
 	}
-	startVarnish(t, bin, edgeAddr, originAddr)
-	purges := &relay{addr: purgeAddr, to: edgeAddr}
+	fetches := &relay{addr: fetchAddr, to: originAddr, from: edgeFrom}
+	fetches.start(t)
+	t.Cleanup(fetches.stop)
+	startVarnish(t, bin, listen, fetchAddr)
+	purges := &relay{addr: purgeAddr, to: listen}
 	purges.start(t)
 	t.Cleanup(purges.stop)
-	base := "http://" + edgeAddr
+	return &edgeStack{base: "http://" + listen, ingress: originAddr, one: one, origin: o, purges: purges}
+}
+
+func TestE2EEdgeVarnish(t *testing.T) {
+	st := startEdgeStack(t)
+	base, one, o, purges := st.base, st.one, st.origin, st.purges
 	acc := one.NewAccount(t, "edgee2e")
 	patch := func(id string, body map[string]any) {
 		one.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + id, Token: acc.Token, JSON: body}).Expect(t, 200, "")
@@ -272,6 +310,174 @@ func TestE2EEdgeVarnish(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusForbidden {
 			t.Errorf("PURGE from 127.0.0.2: %d, want 403", resp.StatusCode)
+		}
+	})
+}
+
+// clientFrom is an HTTP client whose connections come from the loopback address ip.
+func clientFrom(ip string) *http.Client {
+	return &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext}}
+}
+
+// getFrom reads url with c and returns the status, the body and the headers.
+func getFrom(t *testing.T, c *http.Client, url string, header http.Header) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	maps.Copy(req.Header, header)
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+// publishDomain publishes a note of account through the domain, past the API's rate
+// limits, and returns its cuid.
+func publishDomain(t *testing.T, s *testkit.Server, account, title, content string) string {
+	t.Helper()
+	p, err := s.App.Deps().Notes.Publish(context.Background(), account, note.Draft{Content: content, Title: &title, ShowProperties: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p.CUID
+}
+
+// TestE2EEdgeKeys: through Varnish with the shipped VCL, a page is purged with the notes
+// it embeds and links to, hard where the change hides something (an unshared embed, hidden
+// properties are never served from the edge's grace), a page over the cap of 64 note keys
+// carries its author's key, and surrogate keys go only to the edge (SHARE_EDGE_ADDRESSES),
+// not to a reader who calls the ingress directly.
+func TestE2EEdgeKeys(t *testing.T) {
+	st := startEdgeStack(t)
+	base, one := st.base, st.one
+	acc := one.NewAccount(t, "edgekeys")
+	patch := func(id string, body map[string]any) {
+		one.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + id, Token: acc.Token, JSON: body}).Expect(t, 200, "")
+	}
+	// warm reads path through the edge until it shows text, then once more: a hit.
+	warm := func(t *testing.T, path, text string) {
+		t.Helper()
+		within(t, time.Now(), 2*time.Second, "warm "+path, func() bool {
+			s, body, _ := edgeGet(t, base, path)
+			return s == 200 && strings.Contains(body, text)
+		})
+		if _, body, h := edgeGet(t, base, path); h.Get("X-Cache") != "HIT" || !strings.Contains(body, text) {
+			t.Fatalf("%s: X-Cache %q after a read, want a hit showing %q", path, h.Get("X-Cache"), text)
+		}
+	}
+	// never reads path through the edge 100 times, from 1 s after a change, and fails on
+	// every read that still shows text.
+	never := func(t *testing.T, name string, changed time.Time, path, text string) {
+		t.Helper()
+		time.Sleep(time.Until(changed.Add(time.Second)))
+		shown := 0
+		for range 100 {
+			if s, body, _ := edgeGet(t, base, path); s == 200 && strings.Contains(body, text) {
+				shown++
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if shown > 0 {
+			t.Errorf("%s: %d of 100 reads from 1 s after the change still showed %q", name, shown, text)
+		}
+	}
+	// Each note's names purge the author's pages twice: let that pass before the pages
+	// are warmed, so that only the change under test purges them.
+	settle := func() { time.Sleep(1500 * time.Millisecond) }
+
+	t.Run("a page embedding a note that is unshared", func(t *testing.T) {
+		embedded := publishJSON(t, one, acc.Token, map[string]any{"content": "embedded secret body", "title": "Embedded One"})
+		page := publishJSON(t, one, acc.Token, map[string]any{"content": "before\n\n![[Embedded One]]\n\nafter", "title": "Embedder"})
+		settle()
+		warm(t, "/s/"+page, "embedded secret body")
+		changed := time.Now()
+		one.Do(t, testkit.Request{Method: "POST", Path: "/api/unshare", Token: acc.Token, JSON: map[string]any{"cuid": embedded}}).Expect(t, 200, "")
+		never(t, "the unshared embed", changed, "/s/"+page, "embedded secret body")
+	})
+	t.Run("an embedded note's expiry moved", func(t *testing.T) {
+		embedded := publishJSON(t, one, acc.Token, map[string]any{"content": "soon gone body", "title": "Embedded Two"})
+		page := publishJSON(t, one, acc.Token, map[string]any{"content": "![[Embedded Two]]", "title": "Embedder Two"})
+		settle()
+		warm(t, "/s/"+page, "soon gone body")
+		changed := time.Now()
+		patch(embedded, map[string]any{"expires_at": time.Now().Add(2 * time.Second).Format(time.RFC3339Nano)})
+		time.Sleep(2 * time.Second)
+		never(t, "the expired embed", changed.Add(2*time.Second), "/s/"+page, "soon gone body")
+	})
+	t.Run("a page linking to a note that is retitled", func(t *testing.T) {
+		target := publishJSON(t, one, acc.Token, map[string]any{"content": "target", "title": "Old Name"})
+		linker := publishJSON(t, one, acc.Token, map[string]any{"content": "to [[Old Name]] and [[New Name]]", "title": "Linker"})
+		settle()
+		// [[Old Name]] leads to the target; [[New Name]] leads nowhere yet.
+		warm(t, "/s/"+linker, `href="`+one.URL+"/s/"+target+`"`)
+		if _, body, _ := edgeGet(t, base, "/s/"+linker); strings.Count(body, "/s/"+target) != 1 {
+			t.Fatalf("the linker before the retitle links the target %d times, want once", strings.Count(body, "/s/"+target))
+		}
+		changed := time.Now()
+		patch(target, map[string]any{"title": "New Name"})
+		// Now [[New Name]] leads to the target and [[Old Name]] nowhere: the new title's link.
+		within(t, changed, time.Second, "the new title's link through the edge", func() bool {
+			_, body, _ := edgeGet(t, base, "/s/"+linker)
+			return strings.Contains(body, "New Name</a>")
+		})
+	})
+	t.Run("properties hidden", func(t *testing.T) {
+		id := publishJSON(t, one, acc.Token, map[string]any{"content": "with properties", "title": "Props",
+			"properties": map[string]any{"secretprop": "hidden-value-42"}})
+		settle()
+		warm(t, "/api/notes/"+id, "hidden-value-42")
+		changed := time.Now()
+		patch(id, map[string]any{"show_properties": false})
+		never(t, "hidden properties", changed, "/api/notes/"+id, "hidden-value-42")
+	})
+	t.Run("a page over the cap of 64 note keys", func(t *testing.T) {
+		var body strings.Builder
+		var last string
+		for i := range 70 { // Past the API's rate limit: through the domain.
+			last = publishDomain(t, one, acc.UserCUID, "Many "+strconv.Itoa(i), "many")
+			body.WriteString("[[Many " + strconv.Itoa(i) + "]] ")
+		}
+		page := publishJSON(t, one, acc.Token, map[string]any{"content": body.String(), "title": "Hub"})
+		_, _, h := getFrom(t, clientFrom(edgeFrom), "http://"+st.ingress+"/s/"+page, nil)
+		var notes, authors int
+		for _, k := range strings.Fields(h.Get("Surrogate-Key")) {
+			switch k[0] {
+			case 'a':
+				authors++
+			default:
+				notes++
+			}
+		}
+		if notes != 64 || authors != 1 {
+			t.Errorf("Surrogate-Key of a page linking to 70 notes: %d note keys and %d author keys, want 64 and 1 (%q)", notes, authors, h.Get("Surrogate-Key"))
+		}
+		settle()
+		warm(t, "/s/"+page, "/s/"+last)
+		changed := time.Now()
+		one.Do(t, testkit.Request{Method: "POST", Path: "/api/unshare", Token: acc.Token, JSON: map[string]any{"cuid": last}}).Expect(t, 200, "")
+		never(t, "the unshared 70th link", changed, "/s/"+page, "/s/"+last)
+	})
+	t.Run("surrogate keys only for the edge", func(t *testing.T) {
+		id := publishDomain(t, one, acc.UserCUID, "Keys", "keys")
+		url := "http://" + st.ingress + "/s/" + id
+		if _, _, h := getFrom(t, clientFrom(edgeFrom), url, nil); h.Get("Surrogate-Key") == "" || h.Get("Surrogate-Control") == "" {
+			t.Errorf("the edge's read: Surrogate-Key %q, Surrogate-Control %q; want both", h.Get("Surrogate-Key"), h.Get("Surrogate-Control"))
+		}
+		for _, c := range []struct {
+			name   string
+			client *http.Client
+			header http.Header
+		}{
+			{"a reader at the ingress", clientFrom("127.0.0.2"), nil},
+			{"a reader at the ingress naming the edge", clientFrom("127.0.0.2"), http.Header{"X-Forwarded-For": {edgeFrom}}},
+			{"a reader at the ingress from the ingress's own address", clientFrom("127.0.0.1"), nil},
+		} {
+			s, _, h := getFrom(t, c.client, url, c.header)
+			if s != 200 || h.Get("Surrogate-Key") != "" || h.Get("Surrogate-Control") != "" {
+				t.Errorf("%s: %d, Surrogate-Key %q, Surrogate-Control %q; want 200 and neither", c.name, s, h.Get("Surrogate-Key"), h.Get("Surrogate-Control"))
+			}
 		}
 	})
 }
