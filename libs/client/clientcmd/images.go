@@ -45,11 +45,11 @@ type imageFile struct {
 // by offset (several notes may send one file), and only while they are still the bytes
 // that were checked: a file changed in place since fails the request rather than send
 // what was not checked.
-func (img *localImage) body() (io.ReadCloser, error) {
+func (img *localImage) body() io.ReadCloser {
 	if img.png != nil {
-		return io.NopCloser(bytes.NewReader(img.png)), nil
+		return io.NopCloser(bytes.NewReader(img.png))
 	}
-	return io.NopCloser(&checkedReader{r: io.NewSectionReader(img.f, 0, img.size), h: sha256.New(), want: img.sha256}), nil
+	return io.NopCloser(&checkedReader{r: io.NewSectionReader(img.f, 0, img.size), h: sha256.New(), want: img.sha256})
 }
 
 // checkedReader reads a file's bytes and, at their end, fails unless they hash to want.

@@ -18,10 +18,7 @@ func (r *run) create(ctx context.Context, p *prepared) (*publishedFile, []wire.W
 	if err := r.checkLimits(ctx, p, p.images, 0); err != nil {
 		return nil, nil, nil, err
 	}
-	images, closeAll, err := r.open(p.images)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	images, closeAll := r.open(p.images)
 	defer closeAll()
 	req := wire.PublishRequest{Content: p.content, Title: &p.title}
 	if !r.opts.fresh {
@@ -61,10 +58,7 @@ func (r *run) update(ctx context.Context, p *prepared, prev *publishedFile) (*pu
 	var res *wire.OwnerNote
 	var err error
 	if len(c.images) > 0 {
-		images, closeAll, oerr := r.open(c.images)
-		if oerr != nil {
-			return nil, nil, nil, oerr
-		}
+		images, closeAll := r.open(c.images)
 		defer closeAll()
 		res, err = r.cl.UpdateWithImages(ctx, prev.Cuid, u, images, prev.ETag)
 	} else {
@@ -104,7 +98,7 @@ func (r *run) checkLimits(ctx context.Context, p *prepared, send []*localImage, 
 
 // open opens the images to send, counted by a progress bar on a terminal when they are
 // large; closeAll closes them and ends the bar.
-func (r *run) open(send []*localImage) (images []client.Image, closeAll func(), err error) {
+func (r *run) open(send []*localImage) (images []client.Image, closeAll func()) {
 	var bodies []io.ReadCloser
 	var total int64
 	closeBodies := func() {
@@ -113,12 +107,7 @@ func (r *run) open(send []*localImage) (images []client.Image, closeAll func(), 
 		}
 	}
 	for _, img := range send {
-		b, err := img.body()
-		if err != nil {
-			closeBodies()
-			return nil, nil, err
-		}
-		bodies = append(bodies, b)
+		bodies = append(bodies, img.body())
 		total += img.size
 	}
 	var bar *progress
@@ -128,7 +117,7 @@ func (r *run) open(send []*localImage) (images []client.Image, closeAll func(), 
 	for i, img := range send {
 		images = append(images, client.Image{Name: img.name, ContentType: img.contentType, Body: bar.reader(bodies[i])})
 	}
-	return images, func() { closeBodies(); bar.done() }, nil
+	return images, func() { closeBodies(); bar.done() }
 }
 
 // noteError says what a failure means for the note, and what to do.
