@@ -182,9 +182,12 @@ func TestComposeIngressIsTheRoutesTable(t *testing.T) {
 
 func TestComposeRunsEveryTargetFromTheOneImage(t *testing.T) {
 	c, _ := loadCompose(t)
-	nginxIP := c.Services["nginx"].Networks["default"].IPv4Address
+	nginxIP, edgeIP := c.Services["nginx"].Networks["default"].IPv4Address, c.Services["edge"].Networks["default"].IPv4Address
 	if nginxIP == "" {
 		t.Fatal("nginx has no fixed address for SHARE_TRUSTED_PROXIES")
+	}
+	if edgeIP == "" {
+		t.Fatal("the edge has no fixed address for SHARE_EDGE_ADDRESSES")
 	}
 	commands := map[string][]string{"migrate": {"migrate"}, "reaper": {"reap", "--every", "10m"}}
 	for _, target := range routes.Targets {
@@ -210,8 +213,10 @@ func TestComposeRunsEveryTargetFromTheOneImage(t *testing.T) {
 			if !strings.HasPrefix(env["SHARE_DATABASE_URL"], "postgres://") || !strings.HasPrefix(env["SHARE_REDIS_URL"], "redis://") {
 				t.Errorf("environment does not point at the compose Postgres and Redis: %v", env)
 			}
-			if env["SHARE_TRUSTED_PROXIES"] != nginxIP {
-				t.Errorf("SHARE_TRUSTED_PROXIES = %q, want nginx's address %s", env["SHARE_TRUSTED_PROXIES"], nginxIP)
+			// nginx, and the optional edge in front of it, whose reads alone get surrogate keys.
+			if env["SHARE_TRUSTED_PROXIES"] != nginxIP+","+edgeIP || env["SHARE_EDGE_ADDRESSES"] != edgeIP {
+				t.Errorf("SHARE_TRUSTED_PROXIES = %q, SHARE_EDGE_ADDRESSES = %q; want nginx's address %s and the edge's %s, and the edge's",
+					env["SHARE_TRUSTED_PROXIES"], env["SHARE_EDGE_ADDRESSES"], nginxIP, edgeIP)
 			}
 		})
 	}

@@ -98,9 +98,9 @@ var edgePeer = map[string]any{"namespaceSelector": map[string]any{"matchLabels":
 // pods networkPolicy.edge.to.
 var edgeCases = []renderCase{
 	{name: "edge", file: "values.yaml", set: map[string]any{
-		"edge.purgeURLs": []any{"http://varnish.edge:6081"}, "networkPolicy.edge.to": []any{edgePeer}}},
+		"edge.purgeURLs": []any{"http://varnish.edge:6081"}, "edge.addresses": []any{"10.42.7.0/24"}, "networkPolicy.edge.to": []any{edgePeer}}},
 	{name: "allInOne-edge", file: "values.yaml", set: map[string]any{"mode": "allInOne",
-		"edge.purgeURLs": []any{"http://varnish.edge:6081"}, "networkPolicy.edge.to": []any{edgePeer}}},
+		"edge.purgeURLs": []any{"http://varnish.edge:6081"}, "edge.addresses": []any{"10.42.7.0/24"}, "networkPolicy.edge.to": []any{edgePeer}}},
 }
 
 func TestNetworkPoliciesAllowOnlyWhatSharenoteNeeds(t *testing.T) {
