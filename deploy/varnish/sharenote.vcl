@@ -31,7 +31,9 @@ sub vcl_recv {
             ban("obj.status != 0");
             return (synth(200, "Purged everything"));
         }
-        # Hard: unshared notes and moved expiries are never served again.
+        # Hard: unshared or expiring notes, hidden properties and a hidden author are
+        # never served again, neither in their own reads nor in the pages that embed or
+        # link to them.
         if (req.http.xkey-purge) {
             set req.http.n-hard = xkey.purge(req.http.xkey-purge);
         }
