@@ -240,8 +240,8 @@ func (p *page) urlsOf(r *pageRender) []string {
 		if t.CUID != "" {
 			r.urls[i] = p.c.href(t.CUID, p.outline(t.CUID), r.Links.List[i].Fragment)
 			p.expires = earlier(p.expires, t.ExpiresAt)
-			if !r.Links.List[i].Embed && !slices.Contains(p.linked, t.CUID) {
-				p.linked = append(p.linked, t.CUID)
+			if !r.Links.List[i].Embed {
+				p.link(t.CUID)
 			}
 		}
 		p.tag.Write([]byte(r.urls[i]))
@@ -255,8 +255,19 @@ func (p *page) urlsOf(r *pageRender) []string {
 func (p *page) build(r *pageRender, html string, path []string) string {
 	urls := p.urlsOf(r)
 	return p.c.renderer.ResolveLinks(html, r.Links, urls, func(i int) string {
-		return p.embed(r, i, urls[i], path)
+		framed := p.embed(r, i, urls[i], path)
+		if framed == "" && r.targets[i].CUID != "" {
+			p.link(r.targets[i].CUID) // An embed shown as a link is a link.
+		}
+		return framed
 	})
+}
+
+// link records cuid among the notes the page links to, once.
+func (p *page) link(cuid string) {
+	if !slices.Contains(p.linked, cuid) {
+		p.linked = append(p.linked, cuid)
+	}
 }
 
 // embed is r's embed i, leading to url, framed; "" (a link) when it cannot be shown.

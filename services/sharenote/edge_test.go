@@ -180,6 +180,11 @@ func TestEdgeKeysOfAPage(t *testing.T) {
 	if want := []string{keys.Content(page), keys.Content(embedded), keys.Reference(linked)}; !slices.Equal(got, want) {
 		t.Errorf("the page's keys %q, want %q (its own, the embed's content key, the link's reference key)", got, want)
 	}
+	// An embed shown as a link (its heading is missing) is a link: its note's reference key.
+	fallback := publishJSON(t, s, acc.Token, map[string]any{"content": "![[Led To#Nowhere]]", "title": "Fallback"})
+	if got, want := surrogateKeys(t, s, "/s/"+fallback), []string{keys.Content(fallback), keys.Reference(linked)}; !slices.Equal(got, want) {
+		t.Errorf("the keys of a page whose embed shows as a link %q, want %q (its own, the reference key of the note it leads to)", got, want)
+	}
 	var body strings.Builder
 	for i := range 70 {
 		title := "Many " + strconv.Itoa(i)
