@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math"
 	"net"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"regexp"
@@ -267,25 +268,29 @@ func durationText(field func(*Config) *time.Duration) func(Config) slog.Value {
 
 // parseTrustedProxies reads a comma list of CIDRs or IPs, with one error per bad entry.
 func parseTrustedProxies(c *Config, name, v string) error {
-	var errList []error
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s == "" {
-			continue
-		}
-		p, err := parsePrefix(s)
-		if err != nil {
-			errList = append(errList, fmt.Errorf("%s: %q is not a CIDR or IP", name, s))
-			continue
-		}
-		c.TrustedProxies = append(c.TrustedProxies, p)
-	}
-	return errors.Join(errList...)
+	var err error
+	c.TrustedProxies, err = parsePrefixes(name, v)
+	return err
 }
 
 // parseEdgeAddresses reads a comma list of CIDRs or IPs, with one error per bad entry,
 // and requires one when SHARE_EDGE_PURGE_URLS (read before) names edges: without it no
 // read would carry the keys by which the edges are purged.
 func parseEdgeAddresses(c *Config, name, v string) error {
+	var err error
+	if c.EdgeAddresses, err = parsePrefixes(name, v); err != nil {
+		return err
+	}
+	if len(c.EdgeAddresses) == 0 && len(c.EdgePurgeURLs) > 0 {
+		return fmt.Errorf("%s must name the edges' addresses when SHARE_EDGE_PURGE_URLS is set", name)
+	}
+	return nil
+}
+
+// parsePrefixes reads the comma list of CIDRs or IPs of setting name, with one error per
+// bad entry.
+func parsePrefixes(name, v string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
 	var errList []error
 	for _, s := range strings.Split(v, ",") {
 		if s = strings.TrimSpace(s); s == "" {
@@ -296,12 +301,9 @@ func parseEdgeAddresses(c *Config, name, v string) error {
 			errList = append(errList, fmt.Errorf("%s: %q is not a CIDR or IP", name, s))
 			continue
 		}
-		c.EdgeAddresses = append(c.EdgeAddresses, p)
+		out = append(out, p)
 	}
-	if len(errList) == 0 && len(c.EdgeAddresses) == 0 && len(c.EdgePurgeURLs) > 0 {
-		errList = append(errList, fmt.Errorf("%s must name the edges' addresses when SHARE_EDGE_PURGE_URLS is set", name))
-	}
-	return errors.Join(errList...)
+	return out, errors.Join(errList...)
 }
 
 // parseEdgeURLs reads a comma list of http(s) URLs, with one error per bad entry.
