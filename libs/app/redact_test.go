@@ -1,9 +1,7 @@
 package app_test
 
 import (
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -64,16 +62,7 @@ func TestConfigPrintRedactsEveryURLSetting(t *testing.T) {
 // URLs have a password and a token: neither its start-up line nor the purge job's errors
 // (one edge refuses purges, the other does not answer) show any of them.
 func TestStartLineAndPurgeErrorsShowNoCredential(t *testing.T) {
-	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusForbidden)
-	}))
-	defer refusing.Close()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := l.Addr().String()
-	_ = l.Close()
+	refusing, down := testkit.BrokenEdges(t)
 	b := testkit.Backend{Name: "postgres", DatabaseURL: testkit.NewPostgresDB(t)}
 	purging := app.Target{Name: routes.Notes, Needs: app.Needs{Database: app.ReadWrite, ChangeFeed: true, Jobs: []string{app.JobPurge}},
 		New: func(app.Deps) (app.Parts, error) {
@@ -85,7 +74,7 @@ func TestStartLineAndPurgeErrorsShowNoCredential(t *testing.T) {
 		}}
 	s := testkit.StartServer(t, testkit.Backend{Name: b.Name, DatabaseURL: withCredentials(t, b.DatabaseURL)}, []app.Target{purging}, noDrain,
 		testkit.WithEnv("SHARE_BLOB_URL", "s3://AKIAEXAMPLE:Aws-s3cret@media?endpoint=127.0.0.1:1&secret_access_key=Sk-s3cret"),
-		testkit.WithEnv("SHARE_EDGE_PURGE_URLS", "http://purger:Edge-s3cret@"+down+","+refusing.URL+"/?token=Tok-s3cret"),
+		testkit.WithEnv("SHARE_EDGE_PURGE_URLS", "http://purger:Edge-s3cret@"+down+",http://"+refusing+"/?token=Tok-s3cret"),
 		testkit.WithEnv("SHARE_EDGE_ADDRESSES", "127.0.0.1"))
 	gdb := testkit.OpenDB(t, b)
 	if err := gdb.Transaction(func(tx *gorm.DB) error {

@@ -2,9 +2,6 @@ package edge_test
 
 import (
 	"context"
-	"net"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -16,18 +13,9 @@ import (
 // that refuses a purge or does not answer is named without the password or token of its
 // purge URL.
 func TestWorkerErrorsShowNoCredential(t *testing.T) {
-	refusing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusForbidden)
-	}))
-	defer refusing.Close()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := l.Addr().String()
-	_ = l.Close() // Nothing listens there any more: the edge does not answer.
+	refusing, down := testkit.BrokenEdges(t)
 	cases := []struct{ name, host string }{
-		{"an edge that refuses the purge", strings.TrimPrefix(refusing.URL, "http://")},
+		{"an edge that refuses the purge", refusing},
 		{"an edge that does not answer", down},
 	}
 	for _, tc := range cases {

@@ -3,6 +3,7 @@ package testkit
 import (
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -115,4 +116,21 @@ func (e *FakeEdge) Sent(key string, since time.Time) (hard, soft, all []time.Tim
 		}
 	}
 	return hard, soft, all
+}
+
+// BrokenEdges returns the host:port of two edges that fail every purge: refusing answers
+// 403, down answers nothing (nothing listens there). Both live until the test ends.
+func BrokenEdges(t testing.TB) (refusing, down string) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusForbidden)
+	}))
+	t.Cleanup(srv.Close)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down = l.Addr().String()
+	_ = l.Close()
+	return strings.TrimPrefix(srv.URL, "http://"), down
 }
