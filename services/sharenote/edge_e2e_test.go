@@ -60,14 +60,20 @@ func startOrigin(t *testing.T, replicas ...*testkit.Server) (*origin, string) {
 		o.count[r.In.URL.Path]++
 		o.mu.Unlock()
 	}}
+	return o, serveLoopback(t, proxy)
+}
+
+// serveLoopback serves h on a loopback port until the test ends and returns its address.
+func serveLoopback(t *testing.T, h http.Handler) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 5 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
-	return o, l.Addr().String()
+	return l.Addr().String()
 }
 
 // startVarnish runs varnishd on addr with the shipped VCL, its backend set to backend.

@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/sharenote/sharenote/libs/testkit"
 )
@@ -47,14 +46,7 @@ func startRecorder(t *testing.T, server string) (*recorder, string) {
 		r.target = append(r.target, p.In.RequestURI)
 		r.mu.Unlock()
 	}}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: proxy, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	return r, l.Addr().String()
+	return r, serveLoopback(t, proxy)
 }
 
 // rawGet sends GET target to addr exactly as written (no client escapes or unescapes
