@@ -27,8 +27,11 @@ func (c *Cache) Drop(e changefeed.Event) {
 		c.floor = c.epoch
 	}
 	c.dropped[e.ID] = c.epoch
+	ch := &change{}
 	for key := range byID[e.ID] {
-		c.items[key].Value.(*item).dropped = true
+		it := c.items[key].Value.(*item)
+		it.dropped = true
+		c.follow(it, ch)
 	}
 }
 

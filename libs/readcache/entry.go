@@ -52,6 +52,9 @@ type Entry struct {
 
 	loadedAt time.Time
 	epoch    uint64 // The cache's drop count when the load began.
+	// loaded marks an entry Load took (not a variant Derive made of one), and kept one
+	// that a load kept because nothing it shows changed: rebuilds.go follows these.
+	loaded, kept bool
 	// packed is the body gzip-compressed, for an entry the cache keeps compressed; Open
 	// then unpacks it.
 	packed []byte
@@ -153,6 +156,7 @@ func (e *Entry) Reusing(old *Entry) *Entry {
 // Kept returns a copy of e, for a load that found that nothing e shows changed.
 func (e *Entry) Kept() *Entry {
 	c := *e
+	c.kept = true
 	return &c
 }
 
@@ -234,10 +238,11 @@ func (e *Entry) unpacked() (*Entry, error) {
 	return &c, nil
 }
 
-// refreshed returns a copy of e loaded at t in epoch, with its response headers made.
-func (e *Entry) refreshed(t time.Time, epoch uint64) *Entry {
+// refreshed returns a copy of e loaded at t in epoch, by Load or not, with its response
+// headers made.
+func (e *Entry) refreshed(t time.Time, epoch uint64, loaded bool) *Entry {
 	c := *e
-	c.loadedAt, c.epoch = t, epoch
+	c.loadedAt, c.epoch, c.loaded = t, epoch, loaded
 	c.headers = c.buildHeaders()
 	return &c
 }

@@ -33,7 +33,10 @@ func (c *Cache) Load(ctx context.Context, key string, load func(ctx context.Cont
 		if err != nil {
 			return nil, err
 		}
-		e = e.refreshed(start, epoch)
+		if stale != nil {
+			c.settleLoad(key, stale, e)
+		}
+		e = e.refreshed(start, epoch, true)
 		c.put(key, e)
 		return e, nil
 	})
@@ -66,7 +69,7 @@ func (c *Cache) Derive(key string, base *Entry, etag string, derive func(*Entry)
 		}
 		e = derive(whole)
 	}
-	e = e.refreshed(base.loadedAt, base.epoch)
+	e = e.refreshed(base.loadedAt, base.epoch, false)
 	c.put(key, e)
 	return e
 }

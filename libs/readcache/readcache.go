@@ -67,7 +67,8 @@ type Cache struct {
 	floor   uint64
 	dropped map[string]uint64
 
-	hits, misses prometheus.Counter
+	hits, misses     prometheus.Counter
+	rebuiltPerChange prometheus.Histogram
 }
 
 type item struct {
@@ -77,6 +78,9 @@ type item struct {
 	// dropped entries are never served; a load may still reuse their bytes when it finds
 	// that what they show has not changed (a preview after a content-only edit).
 	dropped bool
+	// change is the change whose rebuilds the entry, a page it made stale, awaits
+	// (rebuilds.go).
+	change *change
 }
 
 // New returns a cache of at most maxBytes (0 disables storing; loads still run once per
@@ -91,8 +95,11 @@ func New(maxBytes int64, fresh func(loadedAt time.Time) bool, now func() time.Ti
 			Help: "Public reads answered from the per-process cache."}),
 		misses: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_readcache_loads_total",
 			Help: "Public reads that loaded from the database: new, dropped or stale entries (one load per key at a time)."}),
+		rebuiltPerChange: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "sharenote_page_rebuilds_per_change",
+			Help:    "Per change this process heard of that made cached pages built from other notes stale: how many of those pages were rebuilt (each at most once, when next read), observed once each was read again, changed again or evicted.",
+			Buckets: []float64{0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000}}),
 	}
-	reg.MustRegister(c.hits, c.misses,
+	reg.MustRegister(c.hits, c.misses, c.rebuiltPerChange,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sharenote_readcache_bytes", Help: "Size of the cached public reads."},
 			func() float64 { c.mu.Lock(); defer c.mu.Unlock(); return float64(c.bytes) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "sharenote_readcache_entries", Help: "Number of cached public reads."},
@@ -197,6 +204,7 @@ func (c *Cache) remove(el *list.Element) {
 		c.order.Remove(el)
 	}
 	delete(c.items, it.key)
+	c.settle(it, false)
 	c.bytes -= it.size
 	unindex(c.byNote, it.entry.Note, it.key)
 	unindex(c.byOwner, it.entry.Owner, it.key)

@@ -378,3 +378,71 @@ func TestANoteChangeDropsThePagesThatEmbedIt(t *testing.T) {
 		t.Error("a load that raced a drop of an embedded note was stored")
 	}
 }
+
+// A change's rebuilds are observed once every page it made stale was read again, changed
+// again or evicted: a page its re-check kept, a page nobody read after the change and an
+// entry that is no page are not rebuilds.
+func TestRebuildsPerChangeCountEachPageTheChangeMadeStaleOnce(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	c := readcache.New(1<<20, trusted, time.Now, reg)
+	ctx := context.Background()
+	page := func(body string) *readcache.Entry {
+		e := entry(body, "o", body)
+		e.Embeds = []string{"s"}
+		e.Unchanged = func(context.Context) (bool, error) { return false, nil }
+		return e
+	}
+	var calls atomic.Int64
+	rebuild := func(key string) {
+		if _, err := c.Load(ctx, key, load(page(key+" again"), &calls)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []string{"p1", "p2", "p3"} {
+		rebuild(k)
+	}
+	if _, err := c.Load(ctx, "s", load(entry("s", "o", "s"), &calls)); err != nil {
+		t.Fatal(err)
+	}
+	observed := func(wantCount uint64, wantSum float64) {
+		t.Helper()
+		families, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range families {
+			if mf.GetName() == "sharenote_page_rebuilds_per_change" {
+				h := mf.GetMetric()[0].GetHistogram()
+				if h.GetSampleCount() != wantCount || h.GetSampleSum() != wantSum {
+					t.Errorf("rebuilds per change: %d changes, %v rebuilds; want %d, %v", h.GetSampleCount(), h.GetSampleSum(), wantCount, wantSum)
+				}
+				return
+			}
+		}
+		t.Fatal("no histogram sharenote_page_rebuilds_per_change")
+	}
+
+	c.Drop(changefeed.Event{Kind: changefeed.Note, ID: "s"})
+	rebuild("p1")
+	if _, err := c.Load(ctx, "p2", func(_ context.Context, stale *readcache.Entry) (*readcache.Entry, error) {
+		return stale.Kept(), nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	observed(0, 0) // p3 was not read yet.
+	c.Drop(changefeed.Event{Kind: changefeed.Note, ID: "s"})
+	observed(1, 1) // p3 was never read after the first change; p2 was kept.
+	for _, k := range []string{"p1", "p2", "p3"} {
+		rebuild(k)
+	}
+	observed(2, 4)
+	c.Drop(changefeed.Event{Kind: changefeed.Account, ID: "o"})
+	rebuild("p1")
+	rebuild("p1") // Fresh now: not loaded again.
+	c.Drop(changefeed.Event{Kind: changefeed.Everything})
+	observed(2, 4) // A drop of everything settles nothing.
+	for _, k := range []string{"p2", "p3"} {
+		rebuild(k)
+	}
+	observed(3, 7)
+}

@@ -55,15 +55,16 @@ func TestThePageRecheckOfAnUnchangedPageIsOneStatement(t *testing.T) {
 }
 
 // One change of a note that many pages embed rebuilds each of them at most once, when it
-// is next read, on every replica: pages read every 100 ms while the note changes every
-// 2 s are rebuilt at most once per change, and a page nobody reads is never rebuilt.
+// is next read, on every replica: 50 pages read every 100 ms while the note changes every
+// 2 s (30 times a minute) are rebuilt at most once per change, a page nobody reads is
+// never rebuilt, and the histogram of rebuilds per change says so.
 func TestAChangeRebuildsEachPageThatShowsItAtMostOnce(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		trust := testkit.WithEnv("SHARE_TRUSTED_PROXIES", "127.0.0.1/32")
 		s1, s2 := start(t, b, trust), start(t, b, trust)
 		acc := s1.NewAccount(t, "writer")
 		source := publishJSON(t, s1, acc.Token, map[string]any{"path": "Source.md", "content": "version 0"})
-		const readPages, unread, changes = 20, 5, 3
+		const readPages, unread, changes = 50, 5, 3
 		var pages []string
 		for i := range readPages + unread {
 			pages = append(pages, publishJSON(t, s1, acc.Token, map[string]any{"path": fmt.Sprintf("Page %d.md", i), "content": "![[Source]]"}))
@@ -111,7 +112,16 @@ func TestAChangeRebuildsEachPageThatShowsItAtMostOnce(t *testing.T) {
 			if rebuilt < readPages {
 				t.Errorf("replica %d rebuilt %v pages, want at least %d: the reads did not see the changes", i+1, rebuilt, readPages)
 			}
-			t.Logf("replica %d: %v rebuilds for %d changes of a note %d read and %d unread pages embed", i+1, rebuilt, changes, readPages, unread)
+			// A change is observed once the pages nobody reads are settled by the next one.
+			observed := metric(t, s, "sharenote_page_rebuilds_per_change_count")
+			t.Logf("replica %d: %v rebuilds for %d changes of a note %d read and %d unread pages embed; %v changes observed, %v rebuilds",
+				i+1, rebuilt, changes, readPages, unread, observed, metric(t, s, "sharenote_page_rebuilds_per_change_sum"))
+			if within := metric(t, s, fmt.Sprintf(`sharenote_page_rebuilds_per_change_bucket{le="%d"}`, readPages)); within != observed {
+				t.Errorf("replica %d observed %v changes that rebuilt more than the %d pages read", i+1, observed-within, readPages)
+			}
+			if i == 0 && observed < changes-1 {
+				t.Errorf("replica %d observed %v changes, want at least %d", i+1, observed, changes-1)
+			}
 		}
 	})
 }
