@@ -11,6 +11,7 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/libs/testkit/load"
 )
 
 // countingStore is the store, counting the bytes of render HTML its reads return.
@@ -33,16 +34,6 @@ func (s *countingStore) Embedded(ctx context.Context, account string, cuids []st
 	return es, err
 }
 
-// bigNote is a note of about 1.8 MB whose first section, "Small", is a sentence.
-func bigNote(k int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Small\n\nThe small part of note %d.\n\n## Big\n\n", k)
-	for b.Len() < 1_800_000 {
-		fmt.Fprintf(&b, "Line %d of a long note, with nothing but words in it, long enough to be worth a page.\n\n", b.Len())
-	}
-	return b.String()
-}
-
 // A page that embeds a small section of each of 20 notes of 1.8 MB reads at most its
 // embed allowance of their renders (4 MiB), plus its own small render: the notes past it
 // are sized without being read and show as links (issue 33: the sizing read them all).
@@ -56,7 +47,7 @@ func TestAPageOfLargeEmbedsReadsWithinItsAllowance(t *testing.T) {
 		var page strings.Builder
 		for k := range 20 {
 			path := fmt.Sprintf("Big %d.md", k)
-			if _, err := core.Publish(ctx, f.owner, note.Draft{Content: bigNote(k), Path: &path}); err != nil {
+			if _, err := core.Publish(ctx, f.owner, note.Draft{Content: load.Sectioned(fmt.Sprintf("The small part of note %d.", k), 1_800_000), Path: &path}); err != nil {
 				t.Fatal(err)
 			}
 			fmt.Fprintf(&page, "![[Big %d#Small]]\n\n", k)

@@ -235,11 +235,16 @@ func servicesCPU(res load.Result) string {
 	if res.Watched == nil || res.Requests == 0 {
 		return "-"
 	}
+	return load.Round(watchedPerRequest(res)).String()
+}
+
+// watchedPerRequest is what the watched processes spent per request of res.
+func watchedPerRequest(res load.Result) time.Duration {
 	var sum time.Duration
 	for name := range res.Watched {
 		sum += res.WatchedPerRequest(name)
 	}
-	return load.Round(sum).String()
+	return sum
 }
 
 // cpuModel names the processor, best effort (Linux only).
@@ -283,6 +288,7 @@ func TestLoadBenchAllInOne(t *testing.T) {
 	t.Run("rename", func(t *testing.T) { benchRename(t, rep) })
 	t.Run("page with embeds", func(t *testing.T) { benchEmbeds(t, cfg, rep) })
 	t.Run("unshare of an embedded note", func(t *testing.T) { benchEmbedUnshare(t, cfg, rep) })
+	withWrk("page of large embeds that change", func(t *testing.T) { benchEmbedChanges(t, cfg, rep) })
 	t.Run("upload memory", func(t *testing.T) { benchUploadMemory(t, rep) })
 	withWrk("scale", func(t *testing.T) {
 		if cfg.rows == 0 {
@@ -298,6 +304,13 @@ func TestLoadBenchAllInOne(t *testing.T) {
 func startLoadServer(t *testing.T, env ...string) (*testkit.Server, testkit.Backend) {
 	t.Helper()
 	b := testkit.PostgresBackend(t)
+	return startLoadServerOn(t, b, env...), b
+}
+
+// startLoadServerOn is startLoadServer on backend b (the embedded default, or Postgres
+// and Redis), with the environment pairs env.
+func startLoadServerOn(t *testing.T, b testkit.Backend, env ...string) *testkit.Server {
+	t.Helper()
 	// Log lines go where a container's stderr would: out of the process, not into a
 	// buffer that grows with every line.
 	devNull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
@@ -309,7 +322,7 @@ func startLoadServer(t *testing.T, env ...string) (*testkit.Server, testkit.Back
 	for i := 0; i+1 < len(env); i += 2 {
 		opts = append(opts, testkit.WithEnv(env[i], env[i+1]))
 	}
-	return testkit.StartServer(t, b, sharenote.Program.Targets, opts...), b
+	return testkit.StartServer(t, b, sharenote.Program.Targets, opts...)
 }
 
 // measure runs wrk against tg (a warm-up, then cfg.duration) and fails the test on
@@ -324,14 +337,20 @@ func measure(t *testing.T, cfg benchConfig, what string, tg load.Target) load.Re
 // answers other than 2xx.
 func compare(t *testing.T, cfg benchConfig, what string, app, bare load.Target) (load.Result, load.Result) {
 	t.Helper()
+	return compareInTurns(t, cfg, time.Second, what, app, bare)
+}
+
+// compareInTurns is compare in turns of turn each.
+func compareInTurns(t *testing.T, cfg benchConfig, turn time.Duration, what string, app, bare load.Target) (load.Result, load.Result) {
+	t.Helper()
 	var as, bs []load.Result
-	for i := range max(1, int(cfg.duration/time.Second)) {
+	for i := range max(1, int(cfg.duration/turn)) {
 		warmup := cfg.warmup
 		if i > 0 {
 			warmup = 0
 		}
-		as = append(as, runWrk(t, cfg, warmup, time.Second, app))
-		bs = append(bs, runWrk(t, cfg, warmup, time.Second, bare))
+		as = append(as, runWrk(t, cfg, warmup, turn, app))
+		bs = append(bs, runWrk(t, cfg, warmup, turn, bare))
 	}
 	return checked(t, what, load.Merge(as...)), checked(t, what+", bare", load.Merge(bs...))
 }

@@ -25,3 +25,15 @@ func Note(size int, image string) string {
 	}
 	return b.String()
 }
+
+// Sectioned returns a note of about size bytes whose first section, "Small", is the
+// sentence small, and whose second, "Big", is lines of words to the size: a large note
+// of which a page embeds only a little (![[Note#Small]]).
+func Sectioned(small string, size int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Small\n\n%s\n\n## Big\n\n", small)
+	for b.Len() < size {
+		fmt.Fprintf(&b, "Line %d of a long note, with nothing but words in it, long enough to be worth a page.\n\n", b.Len())
+	}
+	return b.String()
+}
