@@ -72,6 +72,8 @@ type benchConfig struct {
 	warmup      time.Duration
 	accounts    int
 	rows        int
+	// pace, when set, is each connection's wait between an answer and its next request.
+	pace time.Duration
 	// wrk is the wrk binary, "" when it is not installed.
 	wrk string
 }
@@ -357,7 +359,7 @@ func compareInTurns(t *testing.T, cfg benchConfig, turn time.Duration, what stri
 
 func runWrk(t *testing.T, cfg benchConfig, warmup, d time.Duration, tg load.Target) load.Result {
 	t.Helper()
-	res, err := load.Run(context.Background(), load.Config{Bin: cfg.wrk, Connections: cfg.concurrency, Warmup: warmup, Duration: d, Watch: watched}, tg)
+	res, err := load.Run(context.Background(), load.Config{Bin: cfg.wrk, Connections: cfg.concurrency, Pace: cfg.pace, Warmup: warmup, Duration: d, Watch: watched}, tg)
 	if err != nil {
 		t.Fatal(err)
 	}

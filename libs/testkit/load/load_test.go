@@ -109,6 +109,21 @@ func TestRunSendsTheTargetFromRandomClients(t *testing.T) {
 	}
 }
 
+// A paced run sends each connection's next request Pace after its answer: 4 connections
+// paced at 100 ms send about 40 requests a second, where an unpaced run sends thousands.
+func TestAPacedRunReadsAtItsRate(t *testing.T) {
+	bin := wrkBin(t)
+	srv, _ := recorder(t)
+	res, err := load.Run(context.Background(), load.Config{Bin: bin, Connections: 4, Pace: 100 * time.Millisecond, Duration: 2 * time.Second},
+		load.Target{URL: srv.URL, Paths: []string{"/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rate := res.Throughput(); rate < 30 || rate > 41 || res.Failed() != 0 {
+		t.Errorf("4 connections paced at 100 ms: %s, want about 40 req/s", res)
+	}
+}
+
 func TestRunCountsAnswersThatAreNotSuccesses(t *testing.T) {
 	bin := wrkBin(t)
 	srv, s := recorder(t)

@@ -58,6 +58,10 @@ type Config struct {
 	Connections int
 	// Threads is the number of wrk's threads; 0 means 2.
 	Threads int
+	// Pace, when set, is how long each connection waits after an answer before it sends
+	// its next request (wrk's delay()): readers who read at a rate, where a run without it
+	// saturates the server. Whole milliseconds.
+	Pace time.Duration
 	// Warmup is how long wrk runs before the recorded run, opening connections and filling
 	// the caches of the server under test; Duration is the recorded run. wrk counts whole
 	// seconds: both are rounded up to one.
@@ -83,13 +87,17 @@ func Run(ctx context.Context, cfg Config, tg Target) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	var env []string
+	if cfg.Pace > 0 {
+		env = []string{"SHARENOTE_WRK_PACE_MS=" + strconv.FormatInt(cfg.Pace.Milliseconds(), 10)}
+	}
 	if cfg.Warmup > 0 {
-		if _, err := wrk(ctx, cfg.Bin, seconds(cfg.Warmup), args); err != nil {
+		if _, err := wrk(ctx, cfg.Bin, seconds(cfg.Warmup), args, env); err != nil {
 			return Result{}, err
 		}
 	}
 	cpu, watched := processCPU(), namedCPU(cfg.Watch)
-	out, err := wrk(ctx, cfg.Bin, seconds(cfg.Duration), args)
+	out, err := wrk(ctx, cfg.Bin, seconds(cfg.Duration), args, env)
 	used, watchedAfter := processCPU()-cpu, namedCPU(cfg.Watch)
 	if err != nil {
 		return Result{}, err
@@ -145,11 +153,12 @@ func seconds(d time.Duration) string {
 	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds())))) + "s"
 }
 
-// wrk runs the binary for duration and returns what it printed.
-func wrk(ctx context.Context, bin, duration string, args []string) (string, error) {
+// wrk runs the binary for duration, with env added to this process's environment, and
+// returns what it printed.
+func wrk(ctx context.Context, bin, duration string, args, env []string) (string, error) {
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, append([]string{"-d", duration}, args...)...)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.Stdout, cmd.Stderr, cmd.Env = &out, &errOut, append(os.Environ(), env...)
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("load: wrk: %w: %s", err, strings.TrimSpace(errOut.String()))
 	}

@@ -5,8 +5,18 @@
 -- "body FILE". Every request comes from a random client address (X-Forwarded-For), so
 -- that per-IP limits see many clients, as behind a real ingress. done prints one line,
 -- "wrk-result k=v ...", with the counts and the latency percentiles in microseconds.
+-- With SHARENOTE_WRK_PACE_MS in the environment (load.Config.Pace), each connection
+-- waits that many milliseconds after an answer before its next request; wrk decides
+-- whether a script has delay() when it loads it, so without the variable there is none.
 
 local threads = 0
+
+local pace = tonumber(os.getenv("SHARENOTE_WRK_PACE_MS") or "")
+if pace then
+   function delay()
+      return pace
+   end
+end
 
 function setup(thread)
    threads = threads + 1
