@@ -483,14 +483,18 @@ func (s *fakeStore) owned(cuid, accountCUID string) (*record, error) {
 	return rec, nil
 }
 
-func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
-	apply func(p *note.Publication, images []string, resolve note.ResolveNames) error) (note.Publication, error) {
+func (s *fakeStore) Editable(_ context.Context, cuid, accountCUID string, images []note.StoredImage) (note.Publication, []string, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, err := s.owned(cuid, accountCUID)
 	if err != nil {
-		return note.Publication{}, err
+		return note.Publication{}, nil, err
 	}
+	return clone(rec.p), imageNames(rec, images), nil
+}
+
+// imageNames are the names of rec's images, sorted, then those of images it has not.
+func imageNames(rec *record, images []note.StoredImage) []string {
 	var names []string
 	for _, img := range rec.images {
 		names = append(names, img.Filename)
@@ -501,9 +505,21 @@ func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now ti
 			names = append(names, img.Filename)
 		}
 	}
+	return names
+}
+
+func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
+	apply func(p *note.Publication, images []string) error) (note.Publication, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rec, err := s.owned(cuid, accountCUID)
+	if err != nil {
+		return note.Publication{}, err
+	}
+	names := imageNames(rec, images)
 	// The transaction: nothing is kept unless apply and the settling succeed.
 	p := clone(rec.p)
-	if err := apply(&p, names, s.resolveNames); err != nil {
+	if err := apply(&p, names); err != nil {
 		return note.Publication{}, err
 	}
 	if len(images) > 0 {

@@ -26,14 +26,18 @@ type Storer interface {
 	// it; releasing a reservation that does not exist does nothing.
 	Release(ctx context.Context, id string) error
 	// Update locks the owner's published (active or expired) publication, stores a
-	// snapshot of it, calls apply with it, the names of its images (with those of
-	// images) and a ResolveNames that reads within the transaction, and saves the
-	// result, all in one transaction. images are new images whose bytes are reserved
+	// snapshot of it, calls apply with it and the names of its images (with those of
+	// images), and saves the result, all in one transaction; apply must be quick (it
+	// holds the row's lock, and on SQLite the one connection). images are new images whose bytes are reserved
 	// under reservation, settled as Create does; an image of the same name is replaced:
 	// released, and its bytes taken off the account's usage. Only the MaxVersions newest
 	// snapshots are kept.
 	Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []StoredImage, reservation string,
-		apply func(p *Publication, images []string, resolve ResolveNames) error) (Publication, error)
+		apply func(p *Publication, images []string) error) (Publication, error)
+	// Editable returns the owner's published (active or expired) publication and the
+	// names of its images with those of images, as Update gives them to apply, without a
+	// lock: what an update of new content renders from before Update commits it.
+	Editable(ctx context.Context, cuid, accountCUID string, images []StoredImage) (Publication, []string, error)
 	// Versions lists the snapshots of the owner's published publication, newest first.
 	Versions(ctx context.Context, cuid, accountCUID string) ([]VersionMeta, error)
 	// Version returns one snapshot; ErrNotFound for an unknown or pruned number.

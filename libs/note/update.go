@@ -2,6 +2,7 @@ package note
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -39,6 +40,13 @@ func (p Patch) Empty() bool {
 // Update applies a patch to the owner's publication after snapshotting it. New content
 // is parsed as at publish; setting a future expiry or clearing it makes an expired
 // publication active again.
+//
+// New content is rendered before the store's transaction, from the publication as read
+// then, never under the row's lock or the embedded default's one connection (a render
+// may take seconds); the transaction stores the result only if the publication's etag is
+// still the one read. If it changed meanwhile, a patch with If-Match fails with ErrStale
+// (the etag it named is gone); one without is decided and rendered once more, and fails
+// with ErrBusy if the publication changed again.
 func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch) (Publication, error) {
 	now := c.Now()
 	var added []StoredImage
@@ -54,19 +62,51 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 			return Publication{}, err
 		}
 	}
-	var old Publication
+	var old, p Publication
 	var targets []NameHit // of the new content's links
-	p, err := c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(p *Publication, images []string, resolve ResolveNames) error {
-		if len(patch.IfMatch) > 0 && !slices.Contains(patch.IfMatch, "*") && !slices.Contains(patch.IfMatch, p.ETag) {
-			return ErrStale
+	for attempt := 1; ; attempt++ {
+		var rendered *Publication // the patched publication with its new render
+		var read string           // the etag of the publication it was made from
+		if patch.Content != nil {
+			base, images, err := c.store.Editable(ctx, cuid, accountCUID, added)
+			if err != nil {
+				return Publication{}, fmt.Errorf("update: %w", err)
+			}
+			if !patch.matches(base.ETag) {
+				return Publication{}, fmt.Errorf("update: %w", ErrStale)
+			}
+			read = base.ETag
+			if targets, err = c.applyPatch(ctx, &base, patch, now, images, c.store.ResolveNames); err != nil {
+				return Publication{}, fmt.Errorf("update: %w", err)
+			}
+			rendered = &base
 		}
-		old = *p
 		var err error
-		targets, err = c.applyPatch(ctx, p, patch, now, images, resolve)
-		return err
-	})
-	if err != nil {
-		return Publication{}, fmt.Errorf("update: %w", err)
+		p, err = c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(cur *Publication, images []string) error {
+			if !patch.matches(cur.ETag) {
+				return ErrStale
+			}
+			old = *cur
+			if rendered == nil { // No render: decided here, on the locked row.
+				_, err := c.applyPatch(ctx, cur, patch, now, images, nil)
+				return err
+			}
+			if cur.ETag != read {
+				return errChanged
+			}
+			*cur = *rendered
+			return nil
+		})
+		if errors.Is(err, errChanged) && attempt == 1 {
+			continue
+		}
+		if errors.Is(err, errChanged) {
+			err = ErrBusy
+		}
+		if err != nil {
+			return Publication{}, fmt.Errorf("update: %w", err)
+		}
+		break
 	}
 	if patch.Upload != nil {
 		patch.Upload.done = true
@@ -84,9 +124,18 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 	return p, nil
 }
 
-// applyPatch changes p as patch says, at now, within the store's update, and returns
-// what new content's links lead to (nil without new content): images are the
-// names of the publication's images and resolve finds the notes new content links to.
+// errChanged is an update's finding that the publication changed between the read its
+// render was made from and the transaction that would store it.
+var errChanged = errors.New("the publication changed while the update was rendered")
+
+// matches reports whether a publication whose etag is etag meets the patch's If-Match.
+func (p Patch) matches(etag string) bool {
+	return len(p.IfMatch) == 0 || slices.Contains(p.IfMatch, "*") || slices.Contains(p.IfMatch, etag)
+}
+
+// applyPatch changes p as patch says, at now, and returns what new content's links lead
+// to (nil without new content): images are the names of the publication's images and
+// resolve finds the notes new content links to (nil is enough without new content).
 func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string, resolve ResolveNames) ([]NameHit, error) {
 	if patch.Title.Set {
 		p.Title = patch.Title.Value
@@ -131,8 +180,7 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 		if err := c.render(ctx, p, w, look, causeUpdate); err != nil {
 			return nil, err
 		}
-		// Within the update's transaction, which the lookup reads through (SQLite has
-		// one connection); the embeds' missing parts are warned of after it (Update).
+		// The embeds' missing parts are warned of once the update is stored (Update).
 		return c.warnUnknownLinks(p, look)
 	}
 	return nil, nil

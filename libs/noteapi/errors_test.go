@@ -75,6 +75,8 @@ func domainCases(t *testing.T) []domainCase {
 			bad, errs.InvalidCursor, "The cursor was not issued by this service for this account."},
 		{"note.ErrStale", "an update against an old etag", fmt.Errorf("update: %w", note.ErrStale),
 			http.StatusPreconditionFailed, errs.PreconditionFailed, staleText},
+		{"note.ErrBusy", "an update of a note that changed twice while it was rendered", fmt.Errorf("update: %w", note.ErrBusy),
+			http.StatusServiceUnavailable, errs.ServiceUnavailable, "The publication changed twice while this change was rendered; send it again."},
 		{"note.ErrNoteTooLarge", "note data over the limit", fmt.Errorf("%w: %d bytes, the limit is %d", note.ErrNoteTooLarge, 2_000_000, note.MaxNoteBytes),
 			tooLarge, errs.NoteTooLarge, "Stored note data too large: 2000000 bytes, the limit is 1900000."},
 		{"note.ErrQuotaExceeded", "images over the storage quota", fmt.Errorf("publish: %w", note.ErrQuotaExceeded),

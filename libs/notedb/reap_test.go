@@ -14,7 +14,7 @@ import (
 func (f fixture) edit(t *testing.T, id string, n int, now time.Time) {
 	t.Helper()
 	for i := range n {
-		_, err := f.store.Update(context.Background(), id, f.owner, now, nil, "", func(p *note.Publication, _ []string, _ note.ResolveNames) error {
+		_, err := f.store.Update(context.Background(), id, f.owner, now, nil, "", func(p *note.Publication, _ []string) error {
 			p.Content = "edit " + string(rune('a'+i))
 			return nil
 		})
@@ -40,7 +40,7 @@ func TestPurgeUnpublishedDeletesTextAndVersionsAfterTheRetention(t *testing.T) {
 		}
 		f.create(t, withImage, "etag", img(withImage))
 		f.edit(t, withImage, 2, t0)
-		if _, err := f.store.Update(ctx, expired, f.owner, t0, nil, "", func(p *note.Publication, _ []string, _ note.ResolveNames) error {
+		if _, err := f.store.Update(ctx, expired, f.owner, t0, nil, "", func(p *note.Publication, _ []string) error {
 			p.ExpiresAt = &t0 // Expired, not unpublished: its author can still make it active again.
 			return nil
 		}); err != nil {

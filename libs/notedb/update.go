@@ -20,7 +20,7 @@ func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
 // Update implements note.Storer. A path another publication holds is found by the unique
 // index publications_path (Create).
 func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
-	apply func(*note.Publication, []string, note.ResolveNames) error) (note.Publication, error) {
+	apply func(*note.Publication, []string) error) (note.Publication, error) {
 	var out, applied note.Publication
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var row publicationRow
@@ -44,11 +44,8 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		if err != nil {
 			return err
 		}
-		resolve := func(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]note.NameHit, error) {
-			return resolveNames(tx.WithContext(ctx), accountCUID, keys, now)
-		}
 		old := p
-		if err := apply(&p, names, resolve); err != nil {
+		if err := apply(&p, names); err != nil {
 			return err
 		}
 		applied = p
@@ -81,6 +78,21 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 		return note.Publication{}, s.pathTaken(ctx, err, applied)
 	}
 	return out, nil
+}
+
+// Editable implements note.Storer.
+func (s *Store) Editable(ctx context.Context, cuid, accountCUID string, images []note.StoredImage) (note.Publication, []string, error) {
+	d := s.db.WithContext(ctx)
+	var row publicationRow
+	if err := owned(d, cuid, accountCUID).Take(&row).Error; err != nil {
+		return note.Publication{}, nil, db.Classify(notFound(err))
+	}
+	p, err := fromRow(row)
+	if err != nil {
+		return note.Publication{}, nil, err
+	}
+	names, err := imageNames(d, cuid, images)
+	return p, names, db.Classify(err)
 }
 
 // imageNames are the names of the publication's images and of the new images, which
