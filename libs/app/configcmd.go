@@ -13,11 +13,13 @@ import (
 // configCommand shows and checks the configuration a process would run with, without
 // opening anything (the loki -print-config-stderr and -verify-config of this binary).
 var configCommand = cli.Command{
-	Name:    "config",
-	Summary: "print every setting with its value and source (secrets masked), or verify them all",
-	Usage:   "print\nverify",
-	Example: "sharenote config print\nSHARE_DATABASE_URL=postgres://… sharenote config verify",
-	Run:     runConfig,
+	Name:     "config",
+	Summary:  "print every setting with its value and source, or verify them all",
+	Details:  "Secrets are masked, and URLs show no password.",
+	Operator: true,
+	Usage:    "print\nverify",
+	Example:  "sharenote config print\nSHARE_DATABASE_URL=postgres://… sharenote config verify",
+	Run:      runConfig,
 }
 
 func runConfig(_ context.Context, env cli.Env, args []string) error {

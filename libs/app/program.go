@@ -37,12 +37,14 @@ func (p Program) Main(ctx context.Context, env cli.Env, args []string) int {
 // replace one of the same name.
 func (p Program) cli() cli.Program {
 	return cli.Program{Name: p.Name, Commands: append([]cli.Command{
-		{Name: "serve", Summary: "serve the API's targets (public and admin listeners)", Usage: "[--target LIST]",
+		{Name: "serve", Summary: "serve the API's targets (public and admin listeners)", Usage: "[--target LIST]", Operator: true,
 			Flags: func(fs *flag.FlagSet) { serveFlags(fs) }, Run: p.serve},
-		{Name: "migrate", Summary: "apply pending database migrations, grant the roles of SHARE_DATABASE_ROLES, then copy image bytes kept in the database into the object store",
-			Run: p.migrate},
-		{Name: "routes", Summary: "print the routes table, with --targets the targets, one a line, with --needs what each needs",
-			Usage: "[--targets | --needs]", Flags: func(fs *flag.FlagSet) { routesFlags(fs) }, Run: p.routes},
+		{Name: "migrate", Summary: "apply pending database migrations", Operator: true,
+			Details: "Then grant the roles of SHARE_DATABASE_ROLES, and copy image bytes kept in the database into the object store.",
+			Run:     p.migrate},
+		{Name: "routes", Summary: "print the routes table, the targets, or what each target needs", Operator: true,
+			Details: "With --targets the targets, one a line; with --needs what each needs.",
+			Usage:   "[--targets | --needs]", Flags: func(fs *flag.FlagSet) { routesFlags(fs) }, Run: p.routes},
 		{Name: "version", Summary: "print the version", Run: func(_ context.Context, env cli.Env, args []string) error {
 			if err := cli.NoArgs(args); err != nil {
 				return err

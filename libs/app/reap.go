@@ -30,11 +30,13 @@ import (
 // it is stopped, a line for each reap (compose's reaper, which has no CronJob), and a
 // failed reap is logged, not the end.
 var reapCommand = cli.Command{
-	Name:    "reap",
-	Summary: "delete unpublished notes' images, then their text and versions after the retention, and expired sessions",
-	Usage:   "[flags]",
-	Flags:   func(fs *flag.FlagSet) { new(reapFlags).define(fs) },
-	Run:     runReap,
+	Name:     "reap",
+	Summary:  "delete unpublished notes' images and text, and expired sessions",
+	Details:  "Images of unpublished notes first, then their text and versions once the retention has passed, and expired sessions.",
+	Operator: true,
+	Usage:    "[flags]",
+	Flags:    func(fs *flag.FlagSet) { new(reapFlags).define(fs) },
+	Run:      runReap,
 }
 
 // reapFlags are the reap command's flags.

@@ -26,8 +26,13 @@ type Env struct {
 
 // Command is a subcommand of a program.
 type Command struct {
-	Name    string
-	Summary string
+	Name string
+	// Summary is one line: what the command does. Details, when set, is what the
+	// command's help says after it.
+	Summary, Details string
+	// Operator marks a command of whoever runs the service (serving, migrating,
+	// licensing); the program's help lists the authors' commands first.
+	Operator bool
 	// Usage is what follows the command's name on its command line, as its help shows it
 	// ("[flags]"); one line per form when it has several, empty when it takes nothing.
 	Usage string
@@ -145,15 +150,24 @@ func ParseFlags(fs *flag.FlagSet, args []string) error {
 	return NoArgs(fs.Args())
 }
 
+// Sections are the titles of the program's help over the authors' commands and the
+// operators', in that order.
+var Sections = [2]string{"commands for authors:", "commands for operators:"}
+
 func (p Program) usage(w io.Writer, cmds map[string]Command) {
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	fmt.Fprintf(w, "usage: %s <command> [flags]\n\ncommands:\n", p.Name)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].Summary)
+	fmt.Fprintf(w, "usage: %s <command> [flags]\n", p.Name)
+	for i, title := range Sections {
+		fmt.Fprintf(w, "\n%s\n", title)
+		for _, n := range names {
+			if cmds[n].Operator == (i == 1) {
+				fmt.Fprintf(w, "  %-10s %s\n", n, cmds[n].Summary)
+			}
+		}
 	}
 	fmt.Fprintf(w, "\n`%s <command> --help` describes a command.\n", p.Name)
 }
@@ -166,6 +180,9 @@ func (p Program) commandUsage(w io.Writer, cmd Command) {
 		prefix = "      "
 	}
 	fmt.Fprintf(w, "\n%s\n", cmd.Summary)
+	if cmd.Details != "" {
+		fmt.Fprintf(w, "\n%s\n", cmd.Details)
+	}
 	if cmd.Example != "" {
 		fmt.Fprintf(w, "\nexample:\n  %s\n", strings.ReplaceAll(cmd.Example, "\n", "\n  "))
 	}

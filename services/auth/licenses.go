@@ -22,11 +22,12 @@ import (
 // create and add-instance print {"license_key","instance_id","user_cuid"}; deactivate
 // prints {"status":"deactivated"} without echoing the key.
 var LicensesCommand = cli.Command{
-	Name:    "licenses",
-	Summary: "create licenses, add activations, deactivate licenses",
-	Usage:   licensesUsage,
-	Flags:   func(fs *flag.FlagSet) { new(licenseFlags).define(fs) },
-	Run:     runLicenses,
+	Name:     "licenses",
+	Summary:  "create licenses, add activations, deactivate licenses",
+	Operator: true,
+	Usage:    licensesUsage,
+	Flags:    func(fs *flag.FlagSet) { new(licenseFlags).define(fs) },
+	Run:      runLicenses,
 }
 
 // licensesUsage are the forms of the licenses command line.

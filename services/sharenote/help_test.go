@@ -76,6 +76,31 @@ func TestHelpListsFormsAndFlags(t *testing.T) {
 	}
 }
 
+// The program's help lists the authors' commands, then the operators', each with a
+// summary of one short line; the rest of what a command does is in its own help.
+func TestHelpGroupsTheCommandsForAuthorsThenOperators(t *testing.T) {
+	code, out, _, _ := main(t, "--help")
+	authors, operators, found := strings.Cut(out, cli.Sections[1])
+	if code != 0 || !found || !strings.Contains(authors, cli.Sections[0]) {
+		t.Fatalf("exit %d, help without its two sections:\n%s", code, out)
+	}
+	for _, name := range []string{"login", "publish", "list", "versions", "unshare", "settings", "completion"} {
+		if !strings.Contains(authors, "\n  "+name+" ") || strings.Contains(operators, "\n  "+name+" ") {
+			t.Errorf("%s is not among the authors' commands:\n%s", name, out)
+		}
+	}
+	for _, name := range []string{"serve", "migrate", "licenses", "reap", "routes", "config"} {
+		if !strings.Contains(operators, "\n  "+name+" ") {
+			t.Errorf("%s is not among the operators' commands:\n%s", name, out)
+		}
+	}
+	for line := range strings.Lines(out) {
+		if n := len([]rune(strings.TrimRight(line, "\n"))); n > 80 {
+			t.Errorf("a line of %d characters: %q", n, line)
+		}
+	}
+}
+
 func TestServeRefusesAnUnknownTarget(t *testing.T) {
 	for _, args := range [][]string{{"serve", "--target", "note"}, {"serve", "--target", ""}, {"serve", "extra"}} {
 		code, _, errOut, dbFile := main(t, args...)

@@ -87,7 +87,8 @@ func commonCommand(name, usage string, least, most int, want string,
 // flaggedCommand is a command whose flags, the common ones among them, flags defines.
 func flaggedCommand(name, usage string, flags func(*flag.FlagSet), run func(ctx context.Context, env cli.Env, args []string) error,
 	summary, example string) cli.Command {
-	return cli.Command{Name: name, Summary: summary, Usage: strings.TrimSpace(usage + " [--server URL] [--json]"), Example: example,
+	summary, details, _ := strings.Cut(summary, "\n")
+	return cli.Command{Name: name, Summary: summary, Details: details, Usage: strings.TrimSpace(usage + " [--server URL] [--json]"), Example: example,
 		Flags: flags, Run: printableErrors(run)}
 }
 
@@ -126,8 +127,9 @@ func isTerminal(w io.Writer) bool {
 }
 
 var loginCommand = commonCommand("login", "", 0, 0, "no arguments", runLogin,
-	"log in with $SHARE_LICENSE_KEY and $SHARE_INSTANCE_ID (else a prompt that does not echo them); "+
-		"keeps only the two-hour token, in the user config folder (sharenote/credentials.json, mode 0600)",
+	"log in with your license key; keeps a two-hour token\n"+
+		"The key and instance id come from $SHARE_LICENSE_KEY and $SHARE_INSTANCE_ID, else from a prompt that does not echo them. "+
+		"Only the two-hour token is kept, in the user config folder (sharenote/credentials.json, mode 0600).",
 	"SHARE_LICENSE_KEY=… SHARE_INSTANCE_ID=… sharenote login --server https://share.example.com")
 
 func runLogin(ctx context.Context, env cli.Env, c common, _ []string) error {
@@ -182,7 +184,7 @@ func prompt(w io.Writer) (key, instance string, err error) {
 }
 
 var listCommand = flaggedCommand("list", "[--limit N]", func(fs *flag.FlagSet) { listFlags(fs, new(common)) }, runList,
-	"list your publications, newest first, one a line: cuid, status, url, title",
+	"list your publications, newest first\nOne a line: cuid, status, url, title.",
 	"sharenote list --json | jq -r '.notes[].url'    # --json: each page as the API sent it, one a line")
 
 func listFlags(fs *flag.FlagSet, c *common) *int {
@@ -215,7 +217,8 @@ func runList(ctx context.Context, env cli.Env, args []string) error {
 }
 
 var versionsCommand = commonCommand("versions", "CUID [N]", 1, 2, "CUID and optionally a version number", runVersions,
-	"list the kept versions of a publication (number, time, bytes, title), or print version N's Markdown",
+	"list the kept versions of a publication, or print one\n"+
+		"Without N, one version a line: number, time, bytes, title; with N, version N's Markdown.",
 	"sharenote versions k3v9x2m0q8w1e7r4t6y5u2i0\nsharenote versions k3v9x2m0q8w1e7r4t6y5u2i0 3 > before.md")
 
 func runVersions(ctx context.Context, env cli.Env, c common, pos []string) error {
@@ -252,7 +255,7 @@ func runVersions(ctx context.Context, env cli.Env, c common, pos []string) error
 }
 
 var unshareCommand = commonCommand("unshare", "CUID", 1, 1, "one CUID", runUnshare,
-	"unpublish a publication: its URL and images stop working (your Markdown file is not touched)",
+	"unpublish a publication; your Markdown file is not touched\nIts URL and images stop working.",
 	"sharenote unshare k3v9x2m0q8w1e7r4t6y5u2i0")
 
 func runUnshare(ctx context.Context, env cli.Env, c common, pos []string) error {
@@ -267,7 +270,7 @@ func runUnshare(ctx context.Context, env cli.Env, c common, pos []string) error 
 }
 
 var settingsCommand = flaggedCommand("settings", "[--set KEY=VALUE]...", func(fs *flag.FlagSet) { settingsFlags(fs, new(common)) }, runSettings,
-	"show the sharing settings and image storage, one key=value a line, or change them with --set",
+	"show or change your sharing settings and image storage\nOne key=value a line; --set changes a setting.",
 	"sharenote settings --set theme=dark --set accent_color=#0a7d4f")
 
 // assignments is a repeatable KEY=VALUE flag.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/template"
 
@@ -67,7 +68,7 @@ func readHelp(ctx context.Context, main Main) ([]commandHelp, error) {
 		return nil, err
 	}
 	var cmds []commandHelp
-	for _, line := range section(usage, "commands:") {
+	for _, line := range slices.Concat(section(usage, cli.Sections[0]), section(usage, cli.Sections[1])) {
 		name, summary, _ := strings.Cut(strings.TrimSpace(line), " ")
 		c := commandHelp{Name: name, Summary: strings.TrimSpace(summary)}
 		text, err := help(name, "--help")

@@ -11,10 +11,12 @@ import (
 )
 
 var publishCommand = cli.Command{
-	Name: "publish",
-	Summary: "publish notes and folders of notes (every .md, except in hidden folders and notes saying publish: false) " +
-		"with the images they show, found as Obsidian finds them in the vault; again, it updates the same URLs in place, " +
-		"sending only what changed. Prints published|updated|unchanged|moved|overwritten|unshared, a tab, the URL, a tab, the note's path; failures and warnings go to stderr, then one summary line",
+	Name:    "publish",
+	Summary: "publish notes and folders of notes with the images they show",
+	Details: "Every .md, except in hidden folders and notes saying publish: false, with its images found as Obsidian finds them " +
+		"in the vault. Again, it updates the same URLs in place, sending only what changed. Prints " +
+		"published|updated|unchanged|moved|overwritten|unshared, a tab, the URL, a tab, the note's path; failures and " +
+		"warnings go to stderr, then one summary line.",
 	Usage: "PATH... [--vault DIR] [--prune] [--yes] [--dry-run] [--follow-symlinks] [--new] [--server URL] [--json]",
 	Example: "sharenote publish ~/Vault/Garden\nsharenote publish ~/Vault/Garden --prune --yes\n" +
 		"sharenote publish notes/trip.md --json | jq -r .url",
