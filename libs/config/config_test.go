@@ -387,9 +387,10 @@ func TestConfigurationTableIsTheDeclarations(t *testing.T) {
 
 func TestInspectNamesSourcesAndMasksSecrets(t *testing.T) {
 	values := config.Inspect(env(map[string]string{
-		"SHARE_ADDR":         ":8081",
-		"SHARE_DATABASE_URL": "postgres://app:Pg-s3cret@db/sharenote",
-		"SHARE_REDIS_URL":    "mysql://:Rd-s3cret@r:6379", // Bad, and still never shown.
+		"SHARE_ADDR":           ":8081",
+		"SHARE_DATABASE_URL":   "postgres://app:Pg-s3cret@db/sharenote",
+		"SHARE_REDIS_URL":      "mysql://:Rd-s3cret@r:6379", // Bad, and still never shown.
+		"SHARE_DATABASE_ROLES": "notes=sn_notes, auth=sn_auth",
 	}))
 	if len(values) != len(config.Variables) {
 		t.Fatalf("Inspect returned %d values, want one per setting (%d)", len(values), len(config.Variables))
@@ -405,6 +406,8 @@ func TestInspectNamesSourcesAndMasksSecrets(t *testing.T) {
 		"SHARE_REDIS_URL":     {"xxxxx", true, true},
 		"SHARE_TARGETS":       {strings.Join(routes.Targets, ","), false, false},
 		"SHARE_REAP_INTERVAL": {"0s", false, false},
+		// As the variable writes them, by target: what config print shows can be set again.
+		"SHARE_DATABASE_ROLES": {"auth=sn_auth,notes=sn_notes", true, false},
 	}
 	for _, v := range values {
 		if strings.Contains(v.Shown, "s3cret") || (v.Err != nil && strings.Contains(v.Err.Error(), "s3cret")) {

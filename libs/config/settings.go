@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/netip"
@@ -105,7 +106,7 @@ var Variables = []Setting{
 	{Name: "SHARE_DATABASE_ROLES", Key: "database_roles",
 		Meaning: "the database roles `sharenote migrate` grants to, a comma list of `<target>=<role>` (Postgres only): SELECT for a target that only reads (`og-renderer`, `images`), SELECT, INSERT, UPDATE and DELETE for the others, on every table now and on those later migrations add; the operator creates the roles and sets each workload's `SHARE_DATABASE_URL` to its own (docs/operations.md \"Database roles\")",
 		parse:   parseDatabaseRoles,
-		show:    func(c Config) slog.Value { return slog.AnyValue(c.DatabaseRoles) }},
+		show:    func(c Config) slog.Value { return slog.StringValue(databaseRoles(c.DatabaseRoles)) }},
 	{Name: "SHARE_BLOB_URL", Key: "blob_url", DefaultDoc: "`file://$SHARE_DATA_DIR/blobs`", Secret: true,
 		Meaning: "where image bytes live: `file://<dir>` (written atomically: temp file, fsync, rename) or `s3://<bucket>?endpoint=<host:port>&region=<r>&tls=<true|false>` for any S3-compatible store (AWS S3, MinIO, Ceph RGW, R2, GCS interoperability; path-style addressing with an endpoint, AWS's virtual-host style without). " +
 			"S3 credentials come from `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` (/ `AWS_SESSION_TOKEN`), else the AWS credential chain (shared credentials file, web identity with `AWS_ROLE_ARN` + `AWS_WEB_IDENTITY_TOKEN_FILE` as IRSA sets them, instance metadata)",
@@ -349,6 +350,16 @@ func parseDatabaseRoles(c *Config, name, v string) error {
 		}
 	}
 	return errors.Join(errList...)
+}
+
+// databaseRoles is roles as SHARE_DATABASE_ROLES writes them: `<target>=<role>`, by
+// target, comma-separated.
+func databaseRoles(roles map[string]string) string {
+	pairs := make([]string, 0, len(roles))
+	for _, target := range slices.Sorted(maps.Keys(roles)) {
+		pairs = append(pairs, target+"="+roles[target])
+	}
+	return strings.Join(pairs, ",")
 }
 
 // defaultReapInterval reaps in-process on the embedded default, which has no CronJob.
