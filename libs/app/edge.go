@@ -23,7 +23,7 @@ const purgeLogEvery = 10 * time.Second
 
 // Public returns the public reads of a target: from the cache of public reads, with the
 // edge's headers when an edge is configured.
-func (d Deps) Public() *noteapi.Public { return noteapi.NewPublic(d.Reads, d.Notes.Clock, d.Edge) }
+func (d Deps) Public() *noteapi.Public { return noteapi.NewPublic(d.Reads, d.Now, d.Edge) }
 
 // newEdge, when SHARE_EDGE_PURGE_URLS names edges, gives the public reads that come
 // through an edge (SHARE_EDGE_ADDRESSES) their edge headers,

@@ -68,11 +68,9 @@ func NewCore(store Storer, cfg Config) *Core {
 		notifier: cfg.Notifier, log: log, renders: renders}
 }
 
-// Now returns the core's clock reading, truncated to the milliseconds timestamps carry.
+// Now returns the core's clock reading, truncated to the milliseconds stored timestamps
+// carry; expiry is judged by the clock itself (c.now).
 func (c *Core) Now() time.Time { return c.now().UTC().Truncate(time.Millisecond) }
-
-// Clock returns the time by which the core judges expiry: Now without the truncation.
-func (c *Core) Clock() time.Time { return c.now() }
 
 // PublicURL returns {base_url}, under which the edges build the public URLs they answer
 // with (routes.Route.URL).

@@ -168,7 +168,7 @@ func (p *page) fetch(ctx context.Context, level []*pageRender) ([]*pageRender, e
 	if len(cuids) == 0 {
 		return nil, nil
 	}
-	found, err := p.c.store.Embedded(ctx, p.account, cuids, p.c.Clock(), p.fetchRoom)
+	found, err := p.c.store.Embedded(ctx, p.account, cuids, p.c.now(), p.fetchRoom)
 	if err != nil {
 		return nil, err
 	}

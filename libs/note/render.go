@@ -83,7 +83,7 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, look *lin
 		if r.Miss == MissDeadline {
 			p.RenderMisses++
 		}
-		p.RenderRetry = c.Clock().Add(retryAfter(p.RenderTries))
+		p.RenderRetry = c.now().Add(retryAfter(p.RenderTries))
 	}
 	c.renders.WithLabelValues(cause, outcome).Inc()
 	for _, f := range r.Fallbacks {
@@ -187,7 +187,7 @@ func (c *Core) RenderPending(ctx context.Context) error {
 		return nil
 	}
 	for {
-		now := c.Clock()
+		now := c.now()
 		cuids, err := c.store.ClaimRenders(ctx, c.renderer.Version(), now, now.Add(renderLease), renderBatch)
 		if err != nil || len(cuids) == 0 {
 			return err

@@ -150,7 +150,7 @@ func (c *Core) resolveSets(ctx context.Context, accountCUID string, sets []linkS
 	if len(keys) == 0 {
 		return targets, nil
 	}
-	hits, err := resolve(ctx, accountCUID, keys, c.Clock())
+	hits, err := resolve(ctx, accountCUID, keys, c.now())
 	if err != nil {
 		return nil, fmt.Errorf("resolve links: %w", err)
 	}
