@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -19,7 +20,8 @@ import (
 	"github.com/sharenote/sharenote/libs/telemetry"
 )
 
-func init() { gin.SetMode(gin.ReleaseMode) }
+// releaseMode puts gin in release mode (no debug output) once, before the first router.
+var releaseMode sync.Once
 
 // limiters are the process's rate limiters: perIP for the limit every request counts
 // toward, exact for the authentication and mutation limits.
@@ -35,6 +37,7 @@ type limiters struct {
 // everything; then per route: body limit (size and minimum transfer rate), the per-IP auth
 // limit, bearer auth, the per-account mutation limit, the upload cap, the handler.
 func newRouter(d Deps, lim limiters, sessions authn.Verifier, uploads *httpx.Uploads, parts map[string]Parts) (*gin.Engine, error) {
+	releaseMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.RedirectTrailingSlash = false

@@ -22,6 +22,9 @@ type Env struct {
 	Getenv func(string) string
 	Stdout io.Writer
 	Stderr io.Writer
+	// Main is the program's own command line (Program.Main sets it), for a command that
+	// reads the program's help: completion.
+	Main func(ctx context.Context, env Env, args []string) int
 }
 
 // Command is a subcommand of a program.
@@ -95,6 +98,7 @@ func (p Program) Main(ctx context.Context, env Env, args []string) int {
 		p.commandUsage(env.Stdout, cmd)
 		return 0
 	}
+	env.Main = p.Main
 	if err := cmd.Run(ctx, env, args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0

@@ -4,7 +4,6 @@
 package sharenote
 
 import (
-	"context"
 
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/cli"
@@ -21,13 +20,5 @@ import (
 var Program = app.Program{
 	Name:     "sharenote",
 	Targets:  []app.Target{auth.Target, publish.Target, notes.Target, images.Target, ogrenderer.Target},
-	Commands: append([]cli.Command{auth.LicensesCommand}, clientcmd.Commands...),
-}
-
-// The completion command completes every command of Program, so it is added once Program
-// exists.
-func init() {
-	Program.Commands = append(Program.Commands, clientcmd.Completion(Program.Name, func(ctx context.Context, env cli.Env, args []string) int {
-		return Program.Main(ctx, env, args)
-	}))
+	Commands: append([]cli.Command{auth.LicensesCommand, clientcmd.Completion("sharenote")}, clientcmd.Commands...),
 }

@@ -13,14 +13,11 @@ import (
 	"github.com/sharenote/sharenote/libs/cli"
 )
 
-// Main runs a program's command line, as cli.Program.Main does.
-type Main func(ctx context.Context, env cli.Env, args []string) int
-
-// Completion is the completion command of the program that main runs. Its scripts are
-// static (the shell never runs the program while completing) and are written from the
-// program's own help, so that every command and flag, also those added later, is
-// completed without a change here.
-func Completion(program string, main Main) cli.Command {
+// Completion is the completion command of a program. Its scripts are static (the shell
+// never runs the program while completing) and are written from the program's own help
+// (read through cli.Env.Main), so that every command and flag, also those added later,
+// is completed without a change here.
+func Completion(program string) cli.Command {
 	return cli.Command{
 		Name:    "completion",
 		Summary: "print a shell completion script for bash, zsh or fish",
@@ -36,7 +33,7 @@ func Completion(program string, main Main) cli.Command {
 			if tmpl == nil {
 				return fmt.Errorf("%w: no completion for %q: bash, zsh or fish", cli.ErrUsage, args[0])
 			}
-			cmds, err := readHelp(ctx, main)
+			cmds, err := readHelp(ctx, env.Main)
 			if err != nil {
 				return err
 			}
@@ -55,7 +52,7 @@ type commandHelp struct {
 }
 
 // readHelp reads the commands from the program's help, and each one's flags from its own.
-func readHelp(ctx context.Context, main Main) ([]commandHelp, error) {
+func readHelp(ctx context.Context, main func(ctx context.Context, env cli.Env, args []string) int) ([]commandHelp, error) {
 	help := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		if code := main(ctx, cli.Env{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: io.Discard}, args); code != 0 {
