@@ -4,7 +4,6 @@
 package sharenote
 
 import (
-
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/client/clientcmd"
