@@ -509,7 +509,7 @@ func imageNames(rec *record, images []note.StoredImage) []string {
 }
 
 func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
-	apply func(p *note.Publication, images []string) error) (note.Publication, error) {
+	apply func(p *note.Publication, images []string) (note.Change, error)) (note.Publication, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, err := s.owned(cuid, accountCUID)
@@ -519,7 +519,7 @@ func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now ti
 	names := imageNames(rec, images)
 	// The transaction: nothing is kept unless apply and the settling succeed.
 	p := clone(rec.p)
-	if err := apply(&p, names); err != nil {
+	if _, err := apply(&p, names); err != nil {
 		return note.Publication{}, err
 	}
 	if len(images) > 0 {
@@ -576,7 +576,7 @@ func (s *fakeStore) Version(_ context.Context, cuid, accountCUID string, number 
 	return note.Version{}, note.ErrNotFound
 }
 
-func (s *fakeStore) Unpublish(_ context.Context, cuid, accountCUID string, now time.Time) error {
+func (s *fakeStore) Unpublish(_ context.Context, cuid, accountCUID string, now time.Time, _ note.Change) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, err := s.owned(cuid, accountCUID)
@@ -642,7 +642,7 @@ func (s *fakeStore) FindCard(ctx context.Context, cuid string) (note.View, error
 
 // SaveRender stores the render only if the publication still has p's etag, still has
 // the render prev, and holds no render of a newer renderer.
-func (s *fakeStore) SaveRender(_ context.Context, p note.Publication, prev string) error {
+func (s *fakeStore) SaveRender(_ context.Context, p note.Publication, prev string, _ note.Change) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := s.pubs[p.CUID]

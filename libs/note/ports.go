@@ -27,13 +27,14 @@ type Storer interface {
 	Release(ctx context.Context, id string) error
 	// Update locks the owner's published (active or expired) publication, stores a
 	// snapshot of it, calls apply with it and the names of its images (with those of
-	// images), and saves the result, all in one transaction; apply must be quick (it
-	// holds the row's lock, and on SQLite the one connection). images are new images whose bytes are reserved
+	// images), saves the result and writes the Change apply returns to the edge's
+	// outbox, all in one transaction; apply must be quick (it holds the row's lock, and
+	// on SQLite the one connection). images are new images whose bytes are reserved
 	// under reservation, settled as Create does; an image of the same name is replaced:
 	// released, and its bytes taken off the account's usage. Only the MaxVersions newest
 	// snapshots are kept.
 	Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []StoredImage, reservation string,
-		apply func(p *Publication, images []string) error) (Publication, error)
+		apply func(p *Publication, images []string) (Change, error)) (Publication, error)
 	// Editable returns the owner's published (active or expired) publication and the
 	// names of its images with those of images, as Update gives them to apply, without a
 	// lock: what an update of new content renders from before Update commits it.
@@ -42,8 +43,9 @@ type Storer interface {
 	Versions(ctx context.Context, cuid, accountCUID string) ([]VersionMeta, error)
 	// Version returns one snapshot; ErrNotFound for an unknown or pruned number.
 	Version(ctx context.Context, cuid, accountCUID string, number int64) (Version, error)
-	// Unpublish ends public access and releases the images' bytes from the quota at once.
-	Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time) error
+	// Unpublish ends public access, releases the images' bytes from the quota at once and
+	// writes change to the edge's outbox, in one transaction.
+	Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time, change Change) error
 	// List returns up to limit of the owner's published publications after the cursor,
 	// newest first, ties broken by cuid.
 	List(ctx context.Context, accountCUID string, after *Cursor, limit int) ([]Publication, error)
@@ -57,8 +59,9 @@ type Storer interface {
 	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links, Outline, RenderTries,
 	// RenderMisses and RenderRetry), unless the publication changed since (its etag is
 	// no longer p.ETag), its render is no longer the one named prev (another was
-	// stored), or a newer renderer stored its own.
-	SaveRender(ctx context.Context, p Publication, prev string) error
+	// stored), or a newer renderer stored its own; when it stores a render other than
+	// prev, it writes change to the edge's outbox in the same transaction.
+	SaveRender(ctx context.Context, p Publication, prev string, change Change) error
 	// ClaimRenders takes up to limit of the publications (not unpublished) whose render
 	// is older than version (0: missing or temporary) and whose RenderRetry is not after
 	// now, moves their RenderRetry to until, so that no other process takes them before

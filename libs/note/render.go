@@ -218,15 +218,12 @@ func (c *Core) renderAgain(ctx context.Context, cuid string) error {
 		// content: that one stays until a render of this renderer takes its place.
 		p.HTML, p.Links, p.Outline, p.RenderID, p.RenderVersion = v.HTML, v.Links, v.Outline, v.RenderID, v.RenderVersion
 	}
-	if err := c.store.SaveRender(ctx, p, v.RenderID); err != nil {
+	change := c.renderChange(v.Publication, p)
+	if err := c.store.SaveRender(ctx, p, v.RenderID, change); err != nil {
 		return fmt.Errorf("save render: %w", err)
 	}
 	if p.RenderID != v.RenderID {
-		c.notify(ctx, cuid)
-	}
-	if !c.sameAnchors(p.Outline, v.Outline) && len(p.Names()) > 0 {
-		// The anchors of the links into it may have moved.
-		c.notifyLinks(ctx, p.AccountCUID)
+		c.tell(ctx, change)
 	}
 	return nil
 }

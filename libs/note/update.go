@@ -62,7 +62,8 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 			return Publication{}, err
 		}
 	}
-	var old, p Publication
+	var p Publication
+	var change Change
 	var targets []NameHit // of the new content's links
 	for attempt := 1; ; attempt++ {
 		var rendered *Publication // the patched publication with its new render
@@ -82,20 +83,23 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 			rendered = &base
 		}
 		var err error
-		p, err = c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(cur *Publication, images []string) error {
+		p, err = c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(cur *Publication, images []string) (Change, error) {
 			if !patch.matches(cur.ETag) {
-				return ErrStale
+				return Change{}, ErrStale
 			}
-			old = *cur
-			if rendered == nil { // No render: decided here, on the locked row.
-				_, err := c.applyPatch(ctx, cur, patch, now, images, nil)
-				return err
+			old := *cur
+			switch {
+			case rendered == nil: // No render: decided here, on the locked row.
+				if _, err := c.applyPatch(ctx, cur, patch, now, images, nil); err != nil {
+					return Change{}, err
+				}
+			case cur.ETag != read:
+				return Change{}, errChanged
+			default:
+				*cur = *rendered
 			}
-			if cur.ETag != read {
-				return errChanged
-			}
-			*cur = *rendered
-			return nil
+			change = c.updateChange(old, *cur)
+			return change, nil
 		})
 		if errors.Is(err, errChanged) && attempt == 1 {
 			continue
@@ -117,10 +121,7 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 			c.log.WarnContext(ctx, "update: the embeds' headings and blocks could not be checked", "cuid", cuid, "err", err)
 		}
 	}
-	c.notify(ctx, cuid)
-	if LinksChange(old, p, c.sameAnchors) {
-		c.notifyLinks(ctx, accountCUID)
-	}
+	c.tell(ctx, change)
 	return p, nil
 }
 
@@ -186,27 +187,6 @@ func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now 
 	return nil, nil
 }
 
-// LinksChange reports whether an update from old to p may change what links to either
-// lead to: the names links match, the anchors of the render, or, for a note that links
-// can name, its expiry (which makes it active or not). sameAnchors compares two renders'
-// outlines by the anchors links find in them (Renderer.SameAnchors), so that new content
-// with the same anchors changes no link: the pages that embed the note are dropped by its
-// own change message (Entry.Embeds in the read cache), and a note nobody embeds costs no
-// message for its author.
-func LinksChange(old, p Publication, sameAnchors func(a, b string) bool) bool {
-	was, is := old.Names(), p.Names()
-	expiry := ExpiryChange(old, p) && (len(was) > 0 || len(is) > 0)
-	return !slices.Equal(was, is) || old.Outline != p.Outline && !sameAnchors(old.Outline, p.Outline) || expiry
-}
-
-// sameAnchors reports whether two outlines give every link the same anchor.
-func (c *Core) sameAnchors(a, b string) bool {
-	return c.renderer != nil && c.renderer.SameAnchors(a, b)
-}
-
-// ExpiryChange reports whether an update from old to p changed its expiry.
-func ExpiryChange(old, p Publication) bool { return !equalTimes(old.ExpiresAt, p.ExpiresAt) }
-
 func equalTimes(a, b *time.Time) bool {
 	return a == nil && b == nil || a != nil && b != nil && a.Equal(*b)
 }
@@ -218,12 +198,10 @@ func (c *Core) Unpublish(ctx context.Context, accountCUID, cuid string) error {
 	if err != nil {
 		return err
 	}
-	if err := c.store.Unpublish(ctx, cuid, accountCUID, c.Now()); err != nil {
+	change := unpublishChange(v)
+	if err := c.store.Unpublish(ctx, cuid, accountCUID, c.Now(), change); err != nil {
 		return err
 	}
-	c.notify(ctx, cuid)
-	if len(v.Names()) > 0 {
-		c.notifyLinks(ctx, accountCUID)
-	}
+	c.tell(ctx, change)
 	return nil
 }

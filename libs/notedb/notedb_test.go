@@ -104,7 +104,7 @@ func TestSaveRenderKeepsNewerStates(t *testing.T) {
 			next := p
 			next.ETag, next.HTML, next.RenderVersion, next.RenderID = c.etag, c.html, c.version, "r1:"+c.html
 			next.Links = note.Links{Nonce: "n:" + c.html, List: []note.Link{{Target: "D"}}}
-			if err := f.store.SaveRender(ctx, next, c.prev); err != nil {
+			if err := f.store.SaveRender(ctx, next, c.prev, note.Change{}); err != nil {
 				t.Fatal(err)
 			}
 			v, err := f.store.FindView(ctx, p.CUID)
@@ -141,7 +141,7 @@ func TestResolveNamesFindsTheAuthorsActiveNotes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now); err != nil {
+		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now, note.Change{}); err != nil {
 			t.Fatal(err)
 		}
 		keys := []string{note.MatchKey("a TITLE"), note.MatchKey("expired"), note.MatchKey("gone"), note.MatchKey("soon"),
@@ -189,7 +189,7 @@ func TestClaimRendersTakesEachStaleRenderOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now); err != nil {
+		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now, note.Change{}); err != nil {
 			t.Fatal(err)
 		}
 		lease := f.now.Add(time.Hour)
@@ -248,7 +248,7 @@ func TestFindImageViewReadsImageStateAndSettingsTogether(t *testing.T) {
 			iv.Note.Owner.Theme != "dark" || iv.Note.Unpublished {
 			t.Errorf("image view = %+v", iv)
 		}
-		if err := f.store.Unpublish(context.Background(), img.PublicationCUID, f.owner, f.now); err != nil {
+		if err := f.store.Unpublish(context.Background(), img.PublicationCUID, f.owner, f.now, note.Change{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.store.FindImageView(context.Background(), f.owner, img.PublicationCUID, "a.png"); !errors.Is(err, note.ErrNotFound) {

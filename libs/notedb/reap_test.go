@@ -14,9 +14,9 @@ import (
 func (f fixture) edit(t *testing.T, id string, n int, now time.Time) {
 	t.Helper()
 	for i := range n {
-		_, err := f.store.Update(context.Background(), id, f.owner, now, nil, "", func(p *note.Publication, _ []string) error {
+		_, err := f.store.Update(context.Background(), id, f.owner, now, nil, "", func(p *note.Publication, _ []string) (note.Change, error) {
 			p.Content = "edit " + string(rune('a'+i))
-			return nil
+			return note.Change{}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -40,14 +40,14 @@ func TestPurgeUnpublishedDeletesTextAndVersionsAfterTheRetention(t *testing.T) {
 		}
 		f.create(t, withImage, "etag", img(withImage))
 		f.edit(t, withImage, 2, t0)
-		if _, err := f.store.Update(ctx, expired, f.owner, t0, nil, "", func(p *note.Publication, _ []string) error {
+		if _, err := f.store.Update(ctx, expired, f.owner, t0, nil, "", func(p *note.Publication, _ []string) (note.Change, error) {
 			p.ExpiresAt = &t0 // Expired, not unpublished: its author can still make it active again.
-			return nil
+			return note.Change{}, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 		for id, at := range map[string]time.Time{old: t0, withImage: t0, recent: t0.Add(time.Hour)} {
-			if err := f.store.Unpublish(ctx, id, f.owner, at); err != nil {
+			if err := f.store.Unpublish(ctx, id, f.owner, at, note.Change{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -80,7 +80,7 @@ func TestPurgeUnpublishedDeletesTextAndVersionsAfterTheRetention(t *testing.T) {
 		if _, err := f.store.FindView(ctx, recent); err == nil {
 			t.Error("a purged note is still found")
 		}
-		if err := f.store.Unpublish(ctx, recent, f.owner, t0); err == nil {
+		if err := f.store.Unpublish(ctx, recent, f.owner, t0, note.Change{}); err == nil {
 			t.Error("unpublishing a purged note succeeded; want not found")
 		}
 	})
@@ -101,7 +101,7 @@ func TestPurgeUnpublishedRunsInBoundedBatches(t *testing.T) {
 			if i%2 == 1 {
 				at = f.now.Add(time.Hour)
 			}
-			if err := f.store.Unpublish(ctx, id, f.owner, at); err != nil {
+			if err := f.store.Unpublish(ctx, id, f.owner, at, note.Change{}); err != nil {
 				t.Fatal(err)
 			}
 		}

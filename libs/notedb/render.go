@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/sharenote/sharenote/libs/db"
-	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
 	"gorm.io/gorm"
 )
@@ -13,7 +12,7 @@ import (
 // SaveRender implements note.Storer. A new render purges both of the note's keys from the
 // edge, soft: its reads, the pages that embed it, and those that link to it (the anchors
 // of links into it may have moved).
-func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string) error {
+func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string, change note.Change) error {
 	row, err := toRow(p)
 	if err != nil {
 		return err
@@ -26,7 +25,7 @@ func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string)
 		if res.Error != nil || res.RowsAffected == 0 || p.RenderID == prev {
 			return res.Error
 		}
-		return s.outbox.Write(tx, notePurges(p.AccountCUID, p.CUID, edge.Both, false, false)...)
+		return s.outbox.Write(tx, purges(change)...)
 	}
 	if !s.outbox.On() {
 		return db.Classify(save(s.db.WithContext(ctx)))

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/sharenote/sharenote/libs/db"
-	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -20,7 +19,7 @@ func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
 // Update implements note.Storer. A path another publication holds is found by the unique
 // index publications_path (Create).
 func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
-	apply func(*note.Publication, []string) error) (note.Publication, error) {
+	apply func(*note.Publication, []string) (note.Change, error)) (note.Publication, error) {
 	var out, applied note.Publication
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var row publicationRow
@@ -45,7 +44,8 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 			return err
 		}
 		old := p
-		if err := apply(&p, names); err != nil {
+		change, err := apply(&p, names)
+		if err != nil {
 			return err
 		}
 		applied = p
@@ -72,7 +72,7 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 			}
 		}
 		out = p
-		return s.outbox.Write(tx, updatePurges(accountCUID, cuid, old, p)...)
+		return s.outbox.Write(tx, purges(change)...)
 	})
 	if err != nil {
 		return note.Publication{}, s.pathTaken(ctx, err, applied)
@@ -111,7 +111,7 @@ func imageNames(tx *gorm.DB, cuid string, images []note.StoredImage) ([]string, 
 }
 
 // Unpublish implements note.Storer.
-func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time) error {
+func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time, change note.Change) error {
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := owned(tx.Model(&publicationRow{}), cuid, accountCUID).Updates(map[string]any{"unpublished": true, "updated_at": now})
 		if res.Error != nil {
@@ -120,11 +120,10 @@ func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now tim
 		if res.RowsAffected == 0 {
 			return note.ErrNotFound
 		}
-		names := tx.Where("publication_cuid = ?", cuid).Delete(&nameRow{})
-		if names.Error != nil {
-			return names.Error
+		if err := tx.Where("publication_cuid = ?", cuid).Delete(&nameRow{}).Error; err != nil {
+			return err
 		}
-		if err := s.outbox.Write(tx, notePurges(accountCUID, cuid, edge.Both, true, names.RowsAffected > 0)...); err != nil {
+		if err := s.outbox.Write(tx, purges(change)...); err != nil {
 			return err
 		}
 		var released struct{ Bytes, Images int64 }
