@@ -123,18 +123,17 @@ type View struct {
 // Links are the note links of a stored render: the nonce of their placeholders in its
 // HTML and, by index, what each names.
 type Links struct {
-	Nonce string `json:"nonce"`
-	List  []Link `json:"links"`
+	Nonce string
+	List  []Link
 }
 
 // Link is a note link: its target as written (a path, a base name, an alias or a title;
-// see resolveLinks) and its fragment after the first "#" ("" for none). The JSON name of
-// Target is "title", as renders stored before paths wrote it.
+// see resolveLinks) and its fragment after the first "#" ("" for none).
 type Link struct {
-	Target   string `json:"title"`
-	Fragment string `json:"fragment,omitempty"`
+	Target   string
+	Fragment string
 	// Embed: `![[Target]]`, shown inside the page when it can be (see ReadPage).
-	Embed bool `json:"embed,omitempty"`
+	Embed bool
 }
 
 // ImageView is a public image with the publication it belongs to. Of the publication it

@@ -2,7 +2,6 @@ package notedb
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -49,11 +48,11 @@ func (s *Store) Embedded(ctx context.Context, accountCUID string, cuids []string
 		if r.HTML != nil {
 			e.HTML = *r.HTML
 		}
-		if r.RenderLinks != "" {
-			if err := json.Unmarshal([]byte(r.RenderLinks), &e.Links); err != nil {
-				return nil, fmt.Errorf("read embedded renders: stored links: %w", err)
-			}
+		links, err := decodeLinks(r.RenderLinks)
+		if err != nil {
+			return nil, fmt.Errorf("read embedded renders: %w", err)
 		}
+		e.Links = links
 		out = append(out, e)
 	}
 	return out, nil

@@ -124,13 +124,9 @@ func toRow(p note.Publication) (publicationRow, error) {
 	if err != nil {
 		return publicationRow{}, err
 	}
-	links := ""
-	if len(p.Links.List) > 0 {
-		b, err := json.Marshal(p.Links)
-		if err != nil {
-			return publicationRow{}, err
-		}
-		links = string(b)
+	links, err := encodeLinks(p.Links)
+	if err != nil {
+		return publicationRow{}, err
 	}
 	retry := int64(0)
 	if !p.RenderRetry.IsZero() {
@@ -159,12 +155,8 @@ func fromRow(r publicationRow) (note.Publication, error) {
 	if r.RenderRetryMS != 0 {
 		p.RenderRetry = time.UnixMilli(r.RenderRetryMS).UTC()
 	}
-	if r.RenderLinks != "" {
-		if err := json.Unmarshal([]byte(r.RenderLinks), &p.Links); err != nil {
-			return note.Publication{}, fmt.Errorf("stored links: %w", err)
-		}
-	}
-	return p, nil
+	p.Links, err = decodeLinks(r.RenderLinks)
+	return p, err
 }
 
 func decodeProperties(s *string) (map[string]any, error) {
