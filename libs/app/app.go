@@ -219,11 +219,16 @@ func (a *App) newDeps(cfg config.Config, log *slog.Logger, reg *prometheus.Regis
 	}
 	a.accounts = accountdb.New(a.db)
 	a.notes = notedb.New(a.db, a.blobs)
+	renders := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sharenote_note_renders_total",
+		Help: "Renders of notes' Markdown, by cause (publish, update, background) and outcome (final, temporary)."},
+		[]string{"cause", "outcome"})
+	reg.MustRegister(renders)
 	d := Deps{Config: cfg, Log: log,
 		Accounts: account.NewCore(a.accounts, now, accountEvents),
 		Settings: account.NewSettingsCore(a.accounts, cfg.ImageQuotaBytes, accountEvents),
 		Notes: note.NewCore(a.notes, note.Config{Now: now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes,
-			Renderer: renderer, Blobs: a.blobs, Notifier: noteEvents, Log: log, Registerer: reg}),
+			Renderer: renderer, Blobs: a.blobs, Notifier: noteEvents, Log: log,
+			Rendered: func(cause, outcome string) { renders.WithLabelValues(cause, outcome).Inc() }}),
 		Reads:    reads,
 		Registry: reg, Tracer: tp, Now: now}
 	if a.feed == nil {

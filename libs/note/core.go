@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/cuid"
 )
@@ -32,8 +30,9 @@ type Config struct {
 	Notifier Notifier
 	// Log records what background work could not do; nil is slog.Default().
 	Log *slog.Logger
-	// Registerer takes the core's metrics; nil registers none.
-	Registerer prometheus.Registerer
+	// Rendered, when set, is told of each render's cause (publish, update, background)
+	// and outcome (final, temporary); the app counts them.
+	Rendered func(cause, outcome string)
 }
 
 // Core implements the publication use cases.
@@ -46,7 +45,7 @@ type Core struct {
 	blobs     blob.Store
 	notifier  Notifier
 	log       *slog.Logger
-	renders   *prometheus.CounterVec
+	rendered  func(cause, outcome string)
 
 	keyMu     sync.Mutex
 	cursorKey []byte
@@ -58,14 +57,12 @@ func NewCore(store Storer, cfg Config) *Core {
 	if log == nil {
 		log = slog.Default()
 	}
-	renders := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sharenote_note_renders_total",
-		Help: "Renders of notes' Markdown, by cause (publish, update, background) and outcome (final, temporary)."},
-		[]string{"cause", "outcome"})
-	if cfg.Registerer != nil {
-		cfg.Registerer.MustRegister(renders)
+	rendered := cfg.Rendered
+	if rendered == nil {
+		rendered = func(string, string) {}
 	}
 	return &Core{store: store, now: cfg.Now, publicURL: cfg.PublicURL, quota: cfg.Quota, renderer: cfg.Renderer, blobs: cfg.Blobs,
-		notifier: cfg.Notifier, log: log, renders: renders}
+		notifier: cfg.Notifier, log: log, rendered: rendered}
 }
 
 // Now returns the core's clock reading, truncated to the milliseconds stored timestamps

@@ -85,7 +85,7 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, look *lin
 		}
 		p.RenderRetry = c.now().Add(retryAfter(p.RenderTries))
 	}
-	c.renders.WithLabelValues(cause, outcome).Inc()
+	c.rendered(cause, outcome)
 	for _, f := range r.Fallbacks {
 		msg := "A block is shown as plain text: " + f.Reason + "."
 		if outcome == "temporary" {
