@@ -25,7 +25,8 @@ import (
 // The fakes of this file stand in for note.Core's ports in the domain tests: plain
 // in-memory types that keep the contracts ports.go documents, so that a test of a use
 // case needs no database and runs in microseconds. Each records what a test asks about
-// (renders, notifications, saved renders) and nothing more.
+// (renders, notifications, saved renders) and nothing more. fakeStore runs note.Storer's
+// contract (libs/note/notetest) as notedb's store does: storer_test.go.
 
 var (
 	_ note.Storer   = (*fakeStore)(nil)
@@ -410,6 +411,9 @@ func (s *fakeStore) Create(_ context.Context, p note.Publication, images []note.
 	if _, ok := s.pubs[p.CUID]; ok {
 		return fmt.Errorf("create %s: duplicate key", p.CUID)
 	}
+	if err := s.pathTaken(p); err != nil {
+		return err
+	}
 	if len(images) > 0 {
 		if err := s.settle(reservation); err != nil {
 			return err
@@ -474,6 +478,22 @@ func (s *fakeStore) Release(_ context.Context, id string) error {
 	return nil
 }
 
+// pathTaken is a *note.PathTakenError when another of p's account's publications that is
+// not unpublished has p's path (by match key), as the store's unique index finds it.
+func (s *fakeStore) pathTaken(p note.Publication) error {
+	if p.Path == nil {
+		return nil
+	}
+	key := note.MatchKey(*p.Path)
+	for _, rec := range s.pubs {
+		q := rec.p
+		if q.CUID != p.CUID && q.AccountCUID == p.AccountCUID && !q.Unpublished && q.Path != nil && note.MatchKey(*q.Path) == key {
+			return &note.PathTakenError{Path: *p.Path, Holder: q.CUID}
+		}
+	}
+	return nil
+}
+
 // owned returns the owner's published (active or expired) publication.
 func (s *fakeStore) owned(cuid, accountCUID string) (*record, error) {
 	rec := s.pubs[cuid]
@@ -520,6 +540,9 @@ func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now ti
 	// The transaction: nothing is kept unless apply and the settling succeed.
 	p := clone(rec.p)
 	if _, err := apply(&p, names); err != nil {
+		return note.Publication{}, err
+	}
+	if err := s.pathTaken(p); err != nil {
 		return note.Publication{}, err
 	}
 	if len(images) > 0 {
@@ -633,10 +656,12 @@ func (s *fakeStore) FindView(_ context.Context, cuid string) (note.View, error) 
 	return s.view(rec), nil
 }
 
-// FindCard is FindView without the body, as the store narrows it.
+// FindCard is FindView narrowed to the card's fields, as the store reads them.
 func (s *fakeStore) FindCard(ctx context.Context, cuid string) (note.View, error) {
 	v, err := s.FindView(ctx, cuid)
-	v.Content, v.HTML, v.Links, v.Outline = "", "", note.Links{}, ""
+	p := v.Publication
+	v.Publication = note.Publication{CUID: p.CUID, AccountCUID: p.AccountCUID, Unpublished: p.Unpublished,
+		Text: note.Text{Title: p.Title, Summary: p.Summary, Path: p.Path, Properties: p.Properties, ExpiresAt: p.ExpiresAt}}
 	return v, err
 }
 
@@ -650,7 +675,8 @@ func (s *fakeStore) SaveRender(_ context.Context, p note.Publication, prev strin
 		return nil
 	}
 	q := &rec.p
-	q.HTML, q.RenderVersion, q.RenderID, q.Links = p.HTML, p.RenderVersion, p.RenderID, note.Links{Nonce: p.Links.Nonce, List: slices.Clone(p.Links.List)}
+	q.HTML, q.RenderVersion, q.RenderID, q.Outline = p.HTML, p.RenderVersion, p.RenderID, p.Outline
+	q.Links = note.Links{Nonce: p.Links.Nonce, List: slices.Clone(p.Links.List)}
 	q.RenderTries, q.RenderMisses, q.RenderRetry = p.RenderTries, p.RenderMisses, p.RenderRetry
 	s.saves++
 	return nil
@@ -776,8 +802,11 @@ func (s *fakeStore) FindImageView(_ context.Context, userCUID, noteCUID, filenam
 	}
 	for _, img := range rec.images {
 		if img.Filename == filename {
+			// Of the publication, its state alone, as the store reads it.
 			v := s.view(rec)
-			v.Content, v.HTML = "", ""
+			p := v.Publication
+			v.Publication = note.Publication{CUID: p.CUID, AccountCUID: p.AccountCUID, Text: note.Text{ExpiresAt: p.ExpiresAt},
+				Unpublished: p.Unpublished, UpdatedAt: p.UpdatedAt, ETag: p.ETag}
 			return note.ImageView{Image: img, Note: v}, nil
 		}
 	}

@@ -101,29 +101,3 @@ func TestUpdateExpiryReactivates(t *testing.T) {
 		})
 	}
 }
-
-func TestUpdateOfAnotherAccountsNoteIsNotFound(t *testing.T) {
-	h := newHarness(t, 0)
-	p := h.publish(t, "Mine", "body")
-	_, err := h.core.Update(context.Background(), "accountother000000000000", p.CUID, note.Patch{Summary: note.Optional[string]{Set: true, Value: new("x")}})
-	if !errors.Is(err, note.ErrNotFound) {
-		t.Fatalf("update by another account = %v, want ErrNotFound", err)
-	}
-	if got := h.stored(t, p.CUID); got.Summary != nil || got.ETag != p.ETag {
-		t.Fatalf("another account's update changed the note: %+v", got)
-	}
-}
-
-func TestUpdateSnapshotsThePreviousText(t *testing.T) {
-	h := newHarness(t, 0)
-	p := h.publish(t, "One", "first")
-	h.update(t, p.CUID, note.Patch{Content: new("second")})
-	vs, err := h.core.Versions(context.Background(), author, p.CUID)
-	if err != nil || len(vs) != 1 {
-		t.Fatalf("versions = %+v, %v; want one", vs, err)
-	}
-	v, err := h.core.Version(context.Background(), author, p.CUID, vs[0].Number)
-	if err != nil || v.Content != "first" || *v.Title != "One" {
-		t.Fatalf("version %d = %+v, %v; want the text before the update", vs[0].Number, v, err)
-	}
-}

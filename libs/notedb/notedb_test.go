@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"gorm.io/gorm"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -28,16 +30,25 @@ type fixture struct {
 func newFixture(t *testing.T, b testkit.Backend) fixture {
 	t.Helper()
 	gdb := testkit.OpenDB(t, b)
+	owner, _ := newAccount(t, gdb, "Ada")
+	return fixture{store: notedb.New(gdb, testkit.OpenBlobs(t, b)), owner: owner, now: time.Now().UTC().Truncate(time.Millisecond)}
+}
+
+// newAccount makes an account called name whose settings are not the defaults (a dark
+// theme), and returns its cuid and settings.
+func newAccount(t *testing.T, gdb *gorm.DB, name string) (string, account.Settings) {
+	t.Helper()
 	accounts := account.NewCore(accountdb.New(gdb), time.Now, nil)
-	creds, err := accounts.CreateLicense(context.Background(), "Ada", "ada@example.com", "")
+	creds, err := accounts.CreateLicense(context.Background(), name, strings.ToLower(name)+"@example.com", "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	settings := account.NewSettingsCore(accountdb.New(gdb), 1e9, nil)
-	if _, err := settings.Change(context.Background(), creds.UserCUID, account.SettingsChange{Theme: new("dark")}); err != nil {
+	profile, err := settings.Change(context.Background(), creds.UserCUID, account.SettingsChange{Theme: new("dark")})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return fixture{store: notedb.New(gdb, testkit.OpenBlobs(t, b)), owner: creds.UserCUID, now: time.Now().UTC().Truncate(time.Millisecond)}
+	return creds.UserCUID, profile.Settings
 }
 
 func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredImage) note.Publication {
