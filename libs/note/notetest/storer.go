@@ -176,12 +176,15 @@ func (s Subject) imageNames(t *testing.T, cuid string) []string {
 	return slices.Sorted(slices.Values(names))
 }
 
-// fits reports whether the owner may reserve bytes more under limit now, and takes the
-// reservation back; the quota is how the contract sees the account's usage.
-func (s Subject) fits(t *testing.T, bytes, limit int64) bool {
+// fitQuota is the quota of fits.
+const fitQuota = 1000
+
+// fits reports whether the owner may reserve bytes more within fitQuota now, and takes
+// the reservation back: the quota is how the contract sees the account's usage.
+func (s Subject) fits(t *testing.T, bytes int64) bool {
 	t.Helper()
-	probe := fmt.Sprintf("probe-%d-%d", bytes, limit)
-	err := s.Store.Reserve(t.Context(), probe, id('p'), s.Owner, true, bytes, 0, nil, limit, at.Add(time.Hour))
+	probe := fmt.Sprintf("probe-%d", bytes)
+	err := s.Store.Reserve(t.Context(), probe, id('p'), s.Owner, true, bytes, 0, nil, fitQuota, at.Add(time.Hour))
 	switch {
 	case err == nil:
 		if err := s.Store.Release(t.Context(), probe); err != nil {
