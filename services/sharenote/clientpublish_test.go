@@ -372,6 +372,29 @@ func TestPublishSendsNoFileFromOutsideTheVault(t *testing.T) {
 // TestPublishFollowsSymlinksThatStayInside: the rule is about where a file is, not about
 // symlinks; a link within the folder is sent, and so is a note whose folder is reached
 // through a symlink.
+// A folder named through a symlink is the folder it leads to (a vault reached as
+// ~/notes -> ~/Dropbox/Notes): the vault itself and a folder of it, with and without
+// .obsidian/ (a real vault's subfolder link was refused as "not inside the vault").
+func TestPublishAFolderNamedThroughASymlink(t *testing.T) {
+	f := newFixture(t, testkit.SQLiteBackend(t))
+	real := t.TempDir()
+	write(t, real, map[string][]byte{".obsidian/app.json": []byte("{}"), "Home.md": []byte("home"), "sub/Deep.md": []byte("deep")})
+	links := t.TempDir()
+	for name, target := range map[string]string{"vault": real, "sub": filepath.Join(real, "sub")} {
+		if err := os.Symlink(target, filepath.Join(links, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, lines, errOut := f.publishVault(filepath.Join(links, "vault"))
+	if code != 0 || lines["Home.md"].what != "published" || lines["sub/Deep.md"].what != "published" {
+		t.Fatalf("publish of the vault through a symlink: exit %d, %v, stderr %q", code, lines, errOut)
+	}
+	code, lines, errOut = f.dryRun(filepath.Join(links, "sub"))
+	if code != 0 || lines["sub/Deep.md"].what != "unchanged" || len(lines) != 1 {
+		t.Errorf("dry run of a folder through a symlink: exit %d, %v, stderr %q", code, lines, errOut)
+	}
+}
+
 func TestPublishFollowsSymlinksThatStayInside(t *testing.T) {
 	f := newFixture(t, testkit.SQLiteBackend(t))
 	real := t.TempDir()

@@ -82,6 +82,11 @@ func (f *finder) find(arg string) error {
 		}
 		return f.add(v, abs, false)
 	}
+	// A folder is where it really is, as the vault root is: named through a symlink
+	// (~/notes -> ~/Dropbox/Notes), it is the folder the link leads to.
+	if abs, err = filepath.EvalSymlinks(abs); err != nil {
+		return fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	}
 	v, err := f.vaultOf(filepath.Join(abs, "x"), abs)
 	if err != nil {
 		return err
