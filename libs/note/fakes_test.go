@@ -423,8 +423,8 @@ func (s *fakeStore) Create(_ context.Context, p note.Publication, images []note.
 	return nil
 }
 
-func (s *fakeStore) Reserve(_ context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int,
-	replaces []string, quota int64, expires time.Time) error {
+func (s *fakeStore) Reserve(_ context.Context, rv note.Reservation) error {
+	id, noteCUID, accountCUID, create, bytes, images, replaces, quota := rv.ID, rv.Note, rv.Account, rv.Create, rv.Bytes, rv.Images, rv.Replaces, rv.Quota
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r, ok := s.reservations[id]
@@ -457,7 +457,7 @@ func (s *fakeStore) Reserve(_ context.Context, id, noteCUID, accountCUID string,
 	}
 	r.bytes += bytes
 	r.images += images
-	r.expires = expires
+	r.expires = rv.Expires
 	s.reservations[id] = r
 	s.usage[accountCUID] = u
 	return nil

@@ -13,15 +13,14 @@ type Storer interface {
 	// against the account under reservation, which it settles in the same transaction:
 	// ErrUploadExpired when the reservation is gone (the reaper released it).
 	Create(ctx context.Context, p Publication, images []StoredImage, reservation string) error
-	// Reserve adds bytes and images to the account's usage and to reservation id of an
-	// upload to publication noteCUID, which it creates when create is set and which
-	// expires at expires: ErrQuotaExceeded when
-	// the bytes would pass quota, a *TooManyImagesError when the images would pass
-	// MaxImagesPerAccount (both hold under concurrent reservations), ErrUploadExpired when
-	// the reservation to add to is gone. The account's images of noteCUID named in
-	// replaces, which committing the upload releases, are not counted against either
-	// limit (a replacement is charged the difference).
-	Reserve(ctx context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int, replaces []string, quota int64, expires time.Time) error
+	// Reserve adds r's bytes and images to the account's usage and to the reservation
+	// (Reservation): ErrQuotaExceeded when the bytes would pass r.Quota, a
+	// *TooManyImagesError when the images would pass MaxImagesPerAccount (both hold under
+	// concurrent reservations), ErrUploadExpired when the reservation to add to is gone.
+	// The account's images of r.Note named in r.Replaces, which committing the upload
+	// releases, are not counted against either limit (a replacement is charged the
+	// difference).
+	Reserve(ctx context.Context, r Reservation) error
 	// Release takes reservation id's bytes and images off the account's usage and deletes
 	// it; releasing a reservation that does not exist does nothing.
 	Release(ctx context.Context, id string) error
@@ -93,6 +92,20 @@ type Storer interface {
 	LegacyImage(ctx context.Context, key string) ([]byte, error)
 	// CursorKey returns the installation's cursor MAC key, making it on first use.
 	CursorKey(ctx context.Context) ([]byte, error)
+}
+
+// Reservation is a charge of an upload's image bytes against its account: reservation
+// ID of an upload to publication Note of Account, which Create makes (else it adds to
+// it) and which expires at Expires, of Bytes and Images, within Quota bytes; Replaces
+// names the note's images the upload replaces.
+type Reservation struct {
+	ID, Note, Account string
+	Create            bool
+	Bytes             int64
+	Images            int
+	Replaces          []string
+	Quota             int64
+	Expires           time.Time
 }
 
 // Renderer turns a note's Markdown into sanitized HTML within bounds; libs/render

@@ -194,7 +194,7 @@ func (r *reservingReader) fill() error {
 	if n == 0 && images == 0 {
 		return nil
 	}
-	if err := u.core.store.Reserve(r.ctx, u.id, u.cuid, u.account, !u.reserved, int64(n), images, u.replaces, u.core.quota, u.core.Now().Add(UploadTimeout)); err != nil {
+	if err := u.core.store.Reserve(r.ctx, Reservation{ID: u.id, Note: u.cuid, Account: u.account, Create: !u.reserved, Bytes: int64(n), Images: images, Replaces: u.replaces, Quota: u.core.quota, Expires: u.core.Now().Add(UploadTimeout)}); err != nil {
 		return err
 	}
 	r.started, u.reserved = true, true

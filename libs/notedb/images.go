@@ -64,18 +64,19 @@ func replaceImages(tx *gorm.DB, cuid, accountCUID string, images []note.StoredIm
 // bytes rather than a COUNT of the image rows so that the check costs the same one row
 // update at 10,000 images as at none. An upload that replaces images is charged by
 // chargeReplacing instead.
-func (s *Store) Reserve(ctx context.Context, id, noteCUID, accountCUID string, create bool, bytes int64, images int, replaces []string, quota int64, expires time.Time) error {
+func (s *Store) Reserve(ctx context.Context, r note.Reservation) error {
+	id, noteCUID, accountCUID, bytes, images, quota := r.ID, r.Note, r.Account, r.Bytes, r.Images, r.Quota
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		// The reservation first: adding to one the reaper released must fail before the
 		// account is charged, and must not make it anew.
-		if create {
+		if r.Create {
 			if err := tx.Exec("INSERT INTO image_reservations (id, note_cuid, account_cuid, bytes, images, expires_ms) VALUES (?, ?, ?, ?, ?, ?)",
-				id, noteCUID, accountCUID, bytes, images, expires.UnixMilli()).Error; err != nil {
+				id, noteCUID, accountCUID, bytes, images, r.Expires.UnixMilli()).Error; err != nil {
 				return err
 			}
 		} else {
 			res := tx.Exec("UPDATE image_reservations SET bytes = bytes + ?, images = images + ?, expires_ms = ? WHERE id = ?",
-				bytes, images, expires.UnixMilli(), id)
+				bytes, images, r.Expires.UnixMilli(), id)
 			if res.Error != nil {
 				return res.Error
 			}
@@ -83,8 +84,8 @@ func (s *Store) Reserve(ctx context.Context, id, noteCUID, accountCUID string, c
 				return note.ErrUploadExpired
 			}
 		}
-		if len(replaces) > 0 {
-			return chargeReplacing(tx, noteCUID, accountCUID, bytes, images, replaces, quota)
+		if len(r.Replaces) > 0 {
+			return chargeReplacing(tx, r)
 		}
 		res := tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used + ?, image_count = image_count + ? "+
 			"WHERE cuid = ? AND image_bytes_used + ? <= ? AND image_count + ? <= ?",

@@ -64,7 +64,7 @@ func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredIm
 		for _, img := range images {
 			size += img.Size
 		}
-		if err := f.store.Reserve(context.Background(), "upload-"+cuid, cuid, f.owner, true, size, len(images), nil, 1e9, f.now.Add(time.Hour)); err != nil {
+		if err := f.store.Reserve(context.Background(), note.Reservation{ID: "upload-" + cuid, Note: cuid, Account: f.owner, Create: true, Bytes: size, Images: len(images), Quota: 1e9, Expires: f.now.Add(time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,8 +6,8 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 )
 
-// chargeReplacing adds bytes and images to the usage of an account whose upload to
-// publication noteCUID replaces the images named in replaces, in tx (which Reserve rolls
+// chargeReplacing adds r's bytes and images to the usage of an account whose upload to
+// publication r.Note replaces the images named in r.Replaces, in tx (which Reserve rolls
 // back when the limits refuse them). The served images of those names, which committing
 // the upload releases, are credited: the account may hold them and their replacements
 // while the upload runs, but never more than the quota once it has committed (docs/api.md
@@ -21,7 +21,8 @@ import (
 // byte is therefore always one the usage holds, and each check bounds what the usage
 // settles at: the other uploads' reservations are counted in full, and a concurrent
 // replacement of the same image is charged as its own upload was.
-func chargeReplacing(tx *gorm.DB, noteCUID, accountCUID string, bytes int64, images int, replaces []string, quota int64) error {
+func chargeReplacing(tx *gorm.DB, r note.Reservation) error {
+	accountCUID, bytes, images := r.Account, r.Bytes, r.Images
 	if err := tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used + ?, image_count = image_count + ? WHERE cuid = ?",
 		bytes, images, accountCUID).Error; err != nil {
 		return err
@@ -32,7 +33,7 @@ func chargeReplacing(tx *gorm.DB, noteCUID, accountCUID string, bytes int64, ima
 	}
 	var credit struct{ Bytes, Images int64 }
 	if err := tx.Raw("SELECT COALESCE(SUM(size), 0) AS bytes, COUNT(*) AS images FROM images "+
-		"WHERE publication_cuid = ? AND account_cuid = ? AND NOT released AND filename IN ?", noteCUID, accountCUID, replaces).
+		"WHERE publication_cuid = ? AND account_cuid = ? AND NOT released AND filename IN ?", r.Note, accountCUID, r.Replaces).
 		Scan(&credit).Error; err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func chargeReplacing(tx *gorm.DB, noteCUID, accountCUID string, bytes int64, ima
 	if images > 0 && used.ImageCount-credit.Images > note.MaxImagesPerAccount {
 		return &note.TooManyImagesError{Limit: note.MaxImagesPerAccount, PerAccount: true}
 	}
-	if bytes > 0 && used.ImageBytesUsed-credit.Bytes > quota {
+	if bytes > 0 && used.ImageBytesUsed-credit.Bytes > r.Quota {
 		return note.ErrQuotaExceeded
 	}
 	return nil

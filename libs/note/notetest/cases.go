@@ -73,13 +73,13 @@ func findCard(t *testing.T, s Subject) {
 func createSettlesTheReservation(t *testing.T, s Subject) {
 	ctx := t.Context()
 	p := publication(s.Owner, id('a'), at)
-	if err := s.Store.Reserve(ctx, "up", p.CUID, s.Owner, true, 400, 1, nil, 1000, at.Add(time.Hour)); err != nil {
+	if err := s.Store.Reserve(ctx, note.Reservation{ID: "up", Note: p.CUID, Account: s.Owner, Create: true, Bytes: 400, Images: 1, Quota: 1000, Expires: at.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Store.Create(ctx, p, []note.StoredImage{image(p, "a.png", 400)}, "up"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Store.Reserve(ctx, "up", p.CUID, s.Owner, false, 0, 0, nil, 1000, at.Add(time.Hour)); !errors.Is(err, note.ErrUploadExpired) {
+	if err := s.Store.Reserve(ctx, note.Reservation{ID: "up", Note: p.CUID, Account: s.Owner, Quota: 1000, Expires: at.Add(time.Hour)}); !errors.Is(err, note.ErrUploadExpired) {
 		t.Errorf("adding to the reservation Create settled: %v, want ErrUploadExpired", err)
 	}
 	if err := s.Store.Release(ctx, "up"); err != nil {
@@ -272,7 +272,7 @@ func applyErrorChangesNothing(t *testing.T, s Subject) {
 	if got := s.imageNames(t, p.CUID); !slices.Equal(got, []string{"a.png"}) {
 		t.Errorf("images %q after a refused update, want a.png only", got)
 	}
-	if err := s.Store.Reserve(ctx, upload(p.CUID, 1), p.CUID, s.Owner, false, 0, 0, nil, quota, at.Add(time.Hour)); err != nil {
+	if err := s.Store.Reserve(ctx, note.Reservation{ID: upload(p.CUID, 1), Note: p.CUID, Account: s.Owner, Quota: quota, Expires: at.Add(time.Hour)}); err != nil {
 		t.Errorf("a refused update settled its reservation: adding to it: %v", err)
 	}
 }
@@ -283,10 +283,10 @@ func updateReplacesImages(t *testing.T, s Subject) {
 	s.create(t, p, image(p, "a.png", 600))
 	next := image(p, "a.png", 300)
 	expires := at.Add(time.Hour)
-	if err := s.Store.Reserve(ctx, "up", p.CUID, s.Owner, true, 300, 1, nil, 800, expires); !errors.Is(err, note.ErrQuotaExceeded) {
+	if err := s.Store.Reserve(ctx, note.Reservation{ID: "up", Note: p.CUID, Account: s.Owner, Create: true, Bytes: 300, Images: 1, Quota: 800, Expires: expires}); !errors.Is(err, note.ErrQuotaExceeded) {
 		t.Errorf("300 bytes more over 600 of 800: %v, want ErrQuotaExceeded", err)
 	}
-	if err := s.Store.Reserve(ctx, "up", p.CUID, s.Owner, true, 300, 1, []string{"a.png"}, 800, expires); err != nil {
+	if err := s.Store.Reserve(ctx, note.Reservation{ID: "up", Note: p.CUID, Account: s.Owner, Create: true, Bytes: 300, Images: 1, Replaces: []string{"a.png"}, Quota: 800, Expires: expires}); err != nil {
 		t.Fatalf("300 bytes replacing the 600 of a.png, within 800: %v", err)
 	}
 	var given []string
@@ -303,7 +303,7 @@ func updateReplacesImages(t *testing.T, s Subject) {
 	if iv, err := s.Store.FindImageView(ctx, s.Owner, p.CUID, "a.png"); err != nil || iv.Image.BlobKey != next.BlobKey {
 		t.Errorf("a.png is %+v (%v), want the new image", iv.Image, err)
 	}
-	if err := s.Store.Reserve(ctx, "up", p.CUID, s.Owner, false, 0, 0, nil, quota, expires); !errors.Is(err, note.ErrUploadExpired) {
+	if err := s.Store.Reserve(ctx, note.Reservation{ID: "up", Note: p.CUID, Account: s.Owner, Quota: quota, Expires: expires}); !errors.Is(err, note.ErrUploadExpired) {
 		t.Errorf("adding to the reservation Update settled: %v, want ErrUploadExpired", err)
 	}
 	if !s.fits(t, 700) || s.fits(t, 701) {
@@ -400,7 +400,7 @@ func unpublish(t *testing.T, s Subject) {
 func reserveAndRelease(t *testing.T, s Subject) {
 	ctx := t.Context()
 	reserve := func(rid, account string, create bool, bytes int64) error {
-		return s.Store.Reserve(ctx, rid, id('a'), account, create, bytes, 1, nil, 1000, at.Add(time.Hour))
+		return s.Store.Reserve(ctx, note.Reservation{ID: rid, Note: id('a'), Account: account, Create: create, Bytes: bytes, Images: 1, Quota: 1000, Expires: at.Add(time.Hour)})
 	}
 	for _, step := range []struct {
 		name string
@@ -429,7 +429,7 @@ func reserveAndRelease(t *testing.T, s Subject) {
 func reserveTooManyImages(t *testing.T, s Subject) {
 	ctx := t.Context()
 	reserve := func(rid string, images int) error {
-		return s.Store.Reserve(ctx, rid, id('a'), s.Owner, true, int64(images), images, nil, quota, at.Add(time.Hour))
+		return s.Store.Reserve(ctx, note.Reservation{ID: rid, Note: id('a'), Account: s.Owner, Create: true, Bytes: int64(images), Images: images, Quota: quota, Expires: at.Add(time.Hour)})
 	}
 	tooMany := func(err error) bool {
 		var e *note.TooManyImagesError

@@ -117,7 +117,7 @@ func (s Subject) reserve(t *testing.T, id, cuid, account string, images []note.S
 	for _, img := range images {
 		bytes += img.Size
 	}
-	if err := s.Store.Reserve(t.Context(), id, cuid, account, true, bytes, len(images), replaces, quota, at.Add(time.Hour)); err != nil {
+	if err := s.Store.Reserve(t.Context(), note.Reservation{ID: id, Note: cuid, Account: account, Create: true, Bytes: bytes, Images: len(images), Replaces: replaces, Quota: quota, Expires: at.Add(time.Hour)}); err != nil {
 		t.Fatalf("reserve %s: %v", id, err)
 	}
 }
@@ -184,7 +184,7 @@ const fitQuota = 1000
 func (s Subject) fits(t *testing.T, bytes int64) bool {
 	t.Helper()
 	probe := fmt.Sprintf("probe-%d", bytes)
-	err := s.Store.Reserve(t.Context(), probe, id('p'), s.Owner, true, bytes, 0, nil, fitQuota, at.Add(time.Hour))
+	err := s.Store.Reserve(t.Context(), note.Reservation{ID: probe, Note: id('p'), Account: s.Owner, Create: true, Bytes: bytes, Quota: fitQuota, Expires: at.Add(time.Hour)})
 	switch {
 	case err == nil:
 		if err := s.Store.Release(t.Context(), probe); err != nil {
