@@ -1,7 +1,8 @@
 // Package cli is the command framework of the sharenote binary, shared by the operator's
 // commands (libs/app, services/auth) and the client's (libs/client/clientcmd): commands
 // with their flags and help, one dispatch of a command line, and its exit statuses (0 on
-// success, 1 on failure, 2 on a command line that could not be understood).
+// success, 1 on failure, 2 on a command line that could not be understood or a change
+// that was not made without the user's yes).
 package cli
 
 import (
@@ -51,6 +52,10 @@ type Command struct {
 
 // ErrUsage marks a command line that could not be understood (exit status 2).
 var ErrUsage = errors.New("usage")
+
+// ErrNotDone marks a change a command did not make because it needs the user's yes (a
+// confirmation, --yes, or a flag that says what was meant): exit status 2, nothing done.
+var ErrNotDone = errors.New("not done")
 
 // Program is a binary's command line: its name and its commands. Of two commands of one
 // name, the later one counts.
@@ -104,7 +109,7 @@ func (p Program) Main(ctx context.Context, env Env, args []string) int {
 			return 0
 		}
 		fmt.Fprintf(env.Stderr, "%s %s: %v\n", p.Name, name, err)
-		if errors.Is(err, ErrUsage) {
+		if errors.Is(err, ErrUsage) || errors.Is(err, ErrNotDone) {
 			return 2
 		}
 		return 1

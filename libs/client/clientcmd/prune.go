@@ -44,10 +44,10 @@ func (r *run) pruneCandidates() ([]doomed, error) {
 				continue
 			}
 			if root := r.mapping.vaultRoot(s.Vault); root != "" && inFolder(folder, filepath.Join(root, filepath.FromSlash(path))) {
-				return nil, fmt.Errorf("%w: --prune refused: the vault root changed: %s was published as %s of the vault %s, "+
-					"and its folder %s is now in the vault %s (a .obsidian/ folder added or removed?), where paths differ. "+
+				return nil, fmt.Errorf("%w: --prune: the vault root changed: %s was published as %s of the vault %s, "+
+					"and its folder %s is now in the vault %s (a .obsidian/ folder added or removed, or a folder of the vault given alone?), where paths differ. "+
 					"Pass --vault %[4]s to prune as before, or unshare what was published from there to start afresh",
-					cli.ErrUsage, filepath.Join(root, filepath.FromSlash(path)), path, root, folder, f.vault.root)
+					cli.ErrNotDone, filepath.Join(root, filepath.FromSlash(path)), path, root, folder, f.vault.root)
 			}
 		}
 	}
@@ -107,7 +107,7 @@ func (r *run) approve() error {
 		if len(r.doomed) > 0 {
 			what = append(what, sprintf("unshare %d publications with --prune (%s…)", len(r.doomed), r.doomed[0].path))
 		}
-		return fmt.Errorf("%w: publish would %s: pass --yes to do so without a terminal; nothing was sent", cli.ErrUsage, strings.Join(what, ", and "))
+		return fmt.Errorf("%w: publish would %s: pass --yes to do so without a terminal; nothing was sent", cli.ErrNotDone, strings.Join(what, ", and "))
 	}
 	if len(overwrites) > 0 {
 		for _, s := range overwrites {
