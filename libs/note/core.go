@@ -46,6 +46,7 @@ type Core struct {
 	notifier  Notifier
 	log       *slog.Logger
 	rendered  func(cause, outcome string)
+	edits     edits
 
 	keyMu     sync.Mutex
 	cursorKey []byte

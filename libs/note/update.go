@@ -44,9 +44,11 @@ func (p Patch) Empty() bool {
 // New content is rendered before the store's transaction, from the publication as read
 // then, never under the row's lock or the embedded default's one connection (a render
 // may take seconds); the transaction stores the result only if the publication's etag is
-// still the one read. If it changed meanwhile, a patch with If-Match fails with ErrStale
-// (the etag it named is gone); one without is decided and rendered once more, and fails
-// with ErrBusy if the publication changed again.
+// still the one read. Updates of one note's content take turns in this process (edits),
+// so it changes meanwhile only by an update without new content or another process's.
+// Then a patch with If-Match fails with ErrStale (the etag it named is gone); one without
+// is decided and rendered once more, and fails with ErrBusy if the publication changed
+// again.
 func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch) (Publication, error) {
 	now := c.Now()
 	var added []StoredImage
@@ -61,6 +63,9 @@ func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch
 		if err := CheckPath(*patch.Path.Value); err != nil {
 			return Publication{}, err
 		}
+	}
+	if patch.Content != nil {
+		defer c.edits.lock(cuid)()
 	}
 	var p Publication
 	var change Change
