@@ -170,7 +170,7 @@ func New(ctx context.Context, cfg config.Config, opts Options) (_ *App, err erro
 		return nil, err
 	}
 	if cfg.ReapInterval > 0 && slices.Contains(a.needs.Jobs, JobReap) {
-		a.jobs = append(a.jobs, reapJob(a.deps, a.notes, a.accounts))
+		a.jobs = append(a.jobs, reapJob(a.deps, note.NewReaper(a.notes, a.blobs), a.accounts))
 	}
 	parts, err := a.buildTargets(opts.Targets)
 	if err != nil {

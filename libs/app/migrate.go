@@ -12,6 +12,7 @@ import (
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/logging"
+	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/notedb"
 )
 
@@ -22,7 +23,7 @@ const copyBatch = 100
 // migrate is `sharenote migrate`: it applies the pending schema migrations, grants each
 // role of SHARE_DATABASE_ROLES what its targets need (roleGrants), then copies the image
 // bytes that releases before the object store kept in the database into the store
-// (notedb.CopyLegacyImages: idempotent and resumable), logging its progress, and prints
+// (note.Reaper.CopyLegacyImages: idempotent and resumable), logging its progress, and prints
 // {"status":"migrated","granted","images_copied","images_skipped","bytes_copied"}.
 func (p Program) migrate(ctx context.Context, env cli.Env, args []string) error {
 	if err := cli.NoArgs(args); err != nil {
@@ -54,7 +55,7 @@ func (p Program) migrate(ctx context.Context, env cli.Env, args []string) error 
 		return fmt.Errorf("SHARE_BLOB_URL: %w", err)
 	}
 	log := logging.New(env.Stderr, cfg.LogLevel, "migrate")
-	copied, err := notedb.New(gdb, blobs).CopyLegacyImages(ctx, copyBatch, func(c notedb.Copied) {
+	copied, err := note.NewReaper(notedb.New(gdb, blobs), blobs).CopyLegacyImages(ctx, copyBatch, func(c note.Copied) {
 		log.InfoContext(ctx, "copying images into the object store", "copied", c.Objects, "skipped", c.Skipped, "bytes", c.Bytes)
 	})
 	if err != nil {

@@ -17,7 +17,6 @@ import (
 	"github.com/sharenote/sharenote/libs/config"
 	"github.com/sharenote/sharenote/libs/logging"
 	"github.com/sharenote/sharenote/libs/note"
-	"github.com/sharenote/sharenote/libs/notedb"
 )
 
 // reapCommand is the reaper CronJob's one-shot run (`sharenote reap`): it
@@ -73,8 +72,9 @@ func runReap(ctx context.Context, env cli.Env, args []string) error {
 		return fmt.Errorf("SHARE_BLOB_URL: %w", err)
 	}
 	return withStores(ctx, cfg, env.Stderr, blobs, func(s stores) error {
+		reaper := note.NewReaper(s.notes, blobs)
 		for {
-			err := f.reapOnce(ctx, s, cfg.UnpublishedRetention, log, env.Stdout)
+			err := f.reapOnce(ctx, reaper, s.accounts, cfg.UnpublishedRetention, log, env.Stdout)
 			if f.every == 0 {
 				return err
 			}
@@ -88,47 +88,41 @@ func runReap(ctx context.Context, env cli.Env, args []string) error {
 }
 
 // reapOnce reaps once, logs what it deleted and prints it as a JSON line to out.
-func (f reapFlags) reapOnce(ctx context.Context, s stores, retention time.Duration, log *slog.Logger, out io.Writer) error {
+func (f reapFlags) reapOnce(ctx context.Context, reaper *note.Reaper, accounts *accountdb.Store, retention time.Duration, log *slog.Logger, out io.Writer) error {
 	var r reaped
 	var err error
 	if f.orphans {
-		r.swept, err = s.notes.SweepOrphans(ctx, time.Now().Add(-note.UploadTimeout))
+		r.swept, err = reaper.SweepOrphans(ctx, time.Now().Add(-note.UploadTimeout))
 	}
 	if err == nil {
-		err = r.reap(ctx, s.notes, s.accounts, time.Now(), retention, f.batch, f.maxBatches)
+		err = r.reap(ctx, reaper, accounts, time.Now(), retention, f.batch, f.maxBatches)
 	}
 	r.log(ctx, log, err)
 	if err != nil {
 		return err
 	}
 	orphans := r.orphans()
-	return json.NewEncoder(out).Encode(map[string]any{"images": r.images.Images, "bytes": r.images.Bytes,
-		"batches": r.images.Batches, "reservations": r.expired.Reservations, "orphans": orphans.Objects,
-		"orphan_bytes": orphans.Bytes, "notes": r.notes.Notes, "versions": r.notes.Versions, "sessions": r.sessions})
+	return json.NewEncoder(out).Encode(map[string]any{"images": r.Images.Images, "bytes": r.Images.Bytes,
+		"batches": r.Images.Batches, "reservations": r.Expired.Reservations, "orphans": orphans.Objects,
+		"orphan_bytes": orphans.Bytes, "notes": r.Notes.Notes, "versions": r.Notes.Versions, "sessions": r.sessions})
 }
 
 // reaped is what one reap deleted.
 type reaped struct {
-	images notedb.Reaped
-	// expired are the reservations released and the objects stored under them; swept,
-	// the objects --orphans found.
-	expired, swept notedb.Orphans
-	notes          notedb.Purged
-	sessions       int64
+	// Reaping are the images released and deleted, the expired reservations released
+	// with the objects stored under them (Expired) and the notes purged.
+	note.Reaping
+	// swept are the objects --orphans found.
+	swept    note.Orphans
+	sessions int64
 }
 
-// reap deletes released images, then releases expired reservations with their objects,
-// then deletes the notes unpublished more than retention before now (after their images,
-// which must go first), then the sessions expired at now.
-func (r *reaped) reap(ctx context.Context, notes *notedb.Store, accounts *accountdb.Store, now time.Time, retention time.Duration, batch, maxBatches int) error {
+// reap runs the note reaper (note.Reaper.Run: released images, then expired reservations
+// with their objects, then the notes unpublished more than retention before now), then
+// deletes the sessions expired at now.
+func (r *reaped) reap(ctx context.Context, reaper *note.Reaper, accounts *accountdb.Store, now time.Time, retention time.Duration, batch, maxBatches int) error {
 	var err error
-	if r.images, err = notes.Reap(ctx, batch, maxBatches); err != nil {
-		return err
-	}
-	if r.expired, err = notes.ReleaseExpired(ctx, now, batch); err != nil {
-		return err
-	}
-	if r.notes, err = notes.PurgeUnpublished(ctx, now.Add(-retention), batch, maxBatches); err != nil {
+	if r.Reaping, err = reaper.Run(ctx, now, retention, batch, maxBatches); err != nil {
 		return err
 	}
 	r.sessions, err = accounts.PurgeSessions(ctx, now, batch)
@@ -136,21 +130,21 @@ func (r *reaped) reap(ctx context.Context, notes *notedb.Store, accounts *accoun
 }
 
 // orphans are the objects no row named that the reap deleted, however found.
-func (r reaped) orphans() notedb.Orphans {
-	return notedb.Orphans{Objects: r.expired.Objects + r.swept.Objects, Bytes: r.expired.Bytes + r.swept.Bytes}
+func (r reaped) orphans() note.Orphans {
+	return note.Orphans{Objects: r.Expired.Objects + r.swept.Objects, Bytes: r.Expired.Bytes + r.swept.Bytes}
 }
 
 // deletedAny reports whether the reap deleted or released something.
 func (r reaped) deletedAny() bool {
-	return r.images.Images > 0 || r.expired.Reservations > 0 || r.orphans().Objects > 0 || r.notes.Notes > 0 ||
-		r.notes.Versions > 0 || r.sessions > 0
+	return r.Images.Images > 0 || r.Expired.Reservations > 0 || r.orphans().Objects > 0 || r.Notes.Notes > 0 ||
+		r.Notes.Versions > 0 || r.sessions > 0
 }
 
 func (r reaped) log(ctx context.Context, log *slog.Logger, err error) {
 	orphans := r.orphans()
-	attrs := []any{"images", r.images.Images, "bytes", r.images.Bytes, "batches", r.images.Batches,
-		"reservations", r.expired.Reservations, "orphans", orphans.Objects, "orphan_bytes", orphans.Bytes,
-		"notes", r.notes.Notes, "versions", r.notes.Versions, "note_batches", r.notes.Batches, "sessions", r.sessions}
+	attrs := []any{"images", r.Images.Images, "bytes", r.Images.Bytes, "batches", r.Images.Batches,
+		"reservations", r.Expired.Reservations, "orphans", orphans.Objects, "orphan_bytes", orphans.Bytes,
+		"notes", r.Notes.Notes, "versions", r.Notes.Versions, "note_batches", r.Notes.Batches, "sessions", r.sessions}
 	if err != nil {
 		log.ErrorContext(ctx, "reap failed", append(attrs, "err", err)...)
 		return
@@ -163,7 +157,7 @@ func (r reaped) log(ctx context.Context, log *slog.Logger, err error) {
 // JobReap (notes), exporting
 // what it deletes. It logs a reap that deleted something and returns a failure, which the
 // process logs as the job's.
-func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job {
+func reapJob(d Deps, reaper *note.Reaper, accountStore *accountdb.Store) Job {
 	counters := make([]prometheus.Counter, len(reapCounters))
 	for i, rc := range reapCounters {
 		counters[i] = prometheus.NewCounter(prometheus.CounterOpts{Name: rc.name, Help: rc.help})
@@ -171,7 +165,7 @@ func reapJob(d Deps, noteStore *notedb.Store, accountStore *accountdb.Store) Job
 	}
 	return Job{Name: JobReap, Every: d.Config.ReapInterval, Run: func(ctx context.Context) error {
 		var r reaped
-		err := r.reap(ctx, noteStore, accountStore, d.Now(), d.Config.UnpublishedRetention, 100, 0)
+		err := r.reap(ctx, reaper, accountStore, d.Now(), d.Config.UnpublishedRetention, 100, 0)
 		for i, rc := range reapCounters {
 			counters[i].Add(rc.count(r))
 		}
@@ -187,10 +181,10 @@ var reapCounters = []struct {
 	name, help string
 	count      func(r reaped) float64
 }{
-	{"sharenote_reaper_images_deleted_total", "Images of unpublished notes deleted by the reaper.", func(r reaped) float64 { return float64(r.images.Images) }},
-	{"sharenote_reaper_bytes_deleted_total", "Image bytes deleted by the reaper.", func(r reaped) float64 { return float64(r.images.Bytes) }},
-	{"sharenote_reaper_notes_purged_total", "Notes unpublished longer than the retention whose text the reaper deleted.", func(r reaped) float64 { return float64(r.notes.Notes) }},
-	{"sharenote_reaper_versions_purged_total", "Version snapshots of those notes deleted by the reaper.", func(r reaped) float64 { return float64(r.notes.Versions) }},
-	{"sharenote_reaper_orphans_deleted_total", "Objects no image row named (of uploads that died) deleted by the reaper.", func(r reaped) float64 { return float64(r.expired.Objects) }},
-	{"sharenote_reaper_orphan_bytes_deleted_total", "Bytes of those objects.", func(r reaped) float64 { return float64(r.expired.Bytes) }},
+	{"sharenote_reaper_images_deleted_total", "Images of unpublished notes deleted by the reaper.", func(r reaped) float64 { return float64(r.Images.Images) }},
+	{"sharenote_reaper_bytes_deleted_total", "Image bytes deleted by the reaper.", func(r reaped) float64 { return float64(r.Images.Bytes) }},
+	{"sharenote_reaper_notes_purged_total", "Notes unpublished longer than the retention whose text the reaper deleted.", func(r reaped) float64 { return float64(r.Notes.Notes) }},
+	{"sharenote_reaper_versions_purged_total", "Version snapshots of those notes deleted by the reaper.", func(r reaped) float64 { return float64(r.Notes.Versions) }},
+	{"sharenote_reaper_orphans_deleted_total", "Objects no image row named (of uploads that died) deleted by the reaper.", func(r reaped) float64 { return float64(r.Expired.Objects) }},
+	{"sharenote_reaper_orphan_bytes_deleted_total", "Bytes of those objects.", func(r reaped) float64 { return float64(r.Expired.Bytes) }},
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/sharenote/sharenote/libs/accountdb"
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/blob"
+	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/testkit"
 	"github.com/sharenote/sharenote/services/images"
@@ -60,7 +61,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 			t.Fatalf("before reaping: %d rows, %d blobs; the bytes stay until the reaper runs", rows, blobs)
 		}
 
-		r, err := notedb.New(testkit.OpenDB(t, b), f.App.Blobs()).Reap(context.Background(), 2, 0)
+		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs()).Reap(context.Background(), 2, 0)
 		if err != nil || r.Images != 3 || r.Bytes != 3*size || r.Batches != 2 {
 			t.Fatalf("Reap = %+v, %v; want 3 images, %d bytes in 2 batches", r, err, 3*size)
 		}
@@ -78,7 +79,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 			f.get(t, p, nil).Expect(t, 404, "not_found")
 		}
 		f.get(t, livePaths[0], nil).Expect(t, 200, "")
-		if r, err := notedb.New(testkit.OpenDB(t, b), f.App.Blobs()).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
+		if r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs()).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
 			t.Errorf("second Reap = %+v, %v; want the 2 images of the note unpublished after expiring", r, err)
 		}
 	})
@@ -96,11 +97,12 @@ func TestConcurrentReapersNeverDoubleDelete(t *testing.T) {
 			}
 		}
 		// Two reapers, each with its own connection pool, as two CronJob pods would be.
-		stores := []*notedb.Store{notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), notedb.New(testkit.OpenDB(t, b), f.App.Blobs())}
-		results := make([]notedb.Reaped, len(stores))
-		errs := make([]error, len(stores))
+		reaper := func() *note.Reaper { return note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs()) }
+		reapers := []*note.Reaper{reaper(), reaper()}
+		results := make([]note.Reaped, len(reapers))
+		errs := make([]error, len(reapers))
 		var wg sync.WaitGroup
-		for i, s := range stores {
+		for i, s := range reapers {
 			wg.Go(func() { results[i], errs[i] = s.Reap(context.Background(), 3, 0) })
 		}
 		wg.Wait()
@@ -126,7 +128,7 @@ func TestReaperCrashBetweenBatchesLosesNothing(t *testing.T) {
 		if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
 			t.Fatal(err)
 		}
-		store := notedb.New(testkit.OpenDB(t, b), f.App.Blobs())
+		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs())
 		// A reaper killed after its first batch: what it did is whole, the rest untouched.
 		if r, err := store.Reap(context.Background(), 2, 1); err != nil || r.Images != 2 {
 			t.Fatalf("first batch = %+v, %v", r, err)
