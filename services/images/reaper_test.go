@@ -97,7 +97,9 @@ func TestConcurrentReapersNeverDoubleDelete(t *testing.T) {
 			}
 		}
 		// Two reapers, each with its own connection pool, as two CronJob pods would be.
-		reaper := func() *note.Reaper { return note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs()) }
+		reaper := func() *note.Reaper {
+			return note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs())
+		}
 		reapers := []*note.Reaper{reaper(), reaper()}
 		results := make([]note.Reaped, len(reapers))
 		errs := make([]error, len(reapers))
