@@ -52,14 +52,17 @@ import (
 )
 
 // Deps are the shared resources the targets are built from. Only what a process's targets
-// need is behind them: without the object store, the notes' core has no blobs, without the
-// renderer it renders nothing (Target.Needs).
+// need is behind them, and a target is given only what its own Needs declare: the note
+// domain's use cases come from accessors (Publisher, Reader, …: notes.go) that fail,
+// failing the start, when the target's Needs lack what the use case needs.
 type Deps struct {
 	Config   config.Config
 	Log      *slog.Logger
 	Accounts *account.Core
 	Settings *account.SettingsCore
-	Notes    *note.Core
+	notes    noteCases
+	// needs are those of the target the Deps are given to (the process's, in App.Deps).
+	needs Needs
 	// Reads is the per-process cache of public reads, kept current by the change feed;
 	// nil unless a target needs the change feed.
 	Reads *readcache.Cache
@@ -218,19 +221,16 @@ func (a *App) newDeps(cfg config.Config, log *slog.Logger, reg *prometheus.Regis
 		a.opened = append(a.opened, "renderer")
 	}
 	a.accounts = accountdb.New(a.db)
-	a.notes = notedb.New(a.db, a.blobs)
-	renders := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sharenote_note_renders_total",
-		Help: "Renders of notes' Markdown, by cause (publish, update, background) and outcome (final, temporary)."},
-		[]string{"cause", "outcome"})
-	reg.MustRegister(renders)
+	a.notes = notedb.New(a.db)
 	d := Deps{Config: cfg, Log: log,
 		Accounts: account.NewCore(a.accounts, now, accountEvents),
 		Settings: account.NewSettingsCore(a.accounts, cfg.ImageQuotaBytes, accountEvents),
-		Notes: note.NewCore(a.notes, note.Config{Now: now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes,
-			Renderer: renderer, Blobs: a.blobs, Notifier: noteEvents, Log: log,
-			Rendered: func(cause, outcome string) { renders.WithLabelValues(cause, outcome).Inc() }}),
+		needs:    a.needs,
 		Reads:    reads,
 		Registry: reg, Tracer: tp, Now: now}
+	noteCfg := noteConfig(cfg, d, reg)
+	noteCfg.Notifier = noteEvents
+	d.notes = a.newNoteCases(noteCfg, renderer)
 	if a.feed == nil {
 		return d, nil
 	}
@@ -300,7 +300,9 @@ func (a *App) newLimiters(cfg config.Config, now func() time.Time, log *slog.Log
 func (a *App) buildTargets(targets []Target) (map[string]Parts, error) {
 	parts := make(map[string]Parts, len(targets))
 	for _, m := range targets {
-		s, err := m.New(a.deps)
+		d := a.deps
+		d.needs = m.Needs
+		s, err := m.New(d)
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", m.Name, err)
 		}

@@ -27,9 +27,9 @@ func (a Access) String() string {
 // carry one of the names its Needs declare.
 const (
 	// JobRender renders again the stored renders that are temporary or of an older
-	// renderer (note.Core.RenderPending).
+	// renderer (note.Renders.RenderPending).
 	JobRender = "render"
-	// JobNames indexes the names the link index lacks (note.Core.IndexNames).
+	// JobNames indexes the names the link index lacks (note.Renders.IndexNames).
 	JobNames = "names"
 	// JobReap is the in-process reap that SHARE_REAP_INTERVAL asks for (reapJob), the
 	// embedded default's stand-in for the CronJob's `sharenote reap`.

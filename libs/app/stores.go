@@ -66,7 +66,7 @@ func withStores(ctx context.Context, cfg config.Config, logs io.Writer, blobs bl
 	s := stores{accounts: accountdb.New(gdb),
 		feed: changefeed.New(rdb, cfg.RedisKeyPrefix, logging.New(logs, cfg.LogLevel, "sharenote"), prometheus.NewRegistry())}
 	if blobs != nil {
-		s.notes = notedb.New(gdb, blobs)
+		s.notes = notedb.New(gdb)
 	}
 	if err := fn(s); err != nil {
 		return err

@@ -32,7 +32,7 @@ func (c Change) Links() bool { return c.Names || c.Anchors }
 // updateChange is the Change of an update from old to p (libs/edge's package doc): a body
 // edit changes the note's own reads; a retitle, a move or a new outline also what links to
 // it show; an expiry set or moved, or hidden properties, do so hard.
-func (c *Core) updateChange(old, p Publication) Change {
+func (c *core) updateChange(old, p Publication) Change {
 	was, is := old.Names(), p.Names()
 	expiry := !equalTimes(old.ExpiresAt, p.ExpiresAt)
 	hard := expiry || old.ShowProperties && !p.ShowProperties
@@ -44,7 +44,7 @@ func (c *Core) updateChange(old, p Publication) Change {
 
 // renderChange is the Change of a new render p of old's content: what links to it show
 // may have changed (its anchors; the links' targets' titles do not change).
-func (c *Core) renderChange(old, p Publication) Change {
+func (c *core) renderChange(old, p Publication) Change {
 	return Change{Account: p.AccountCUID, Note: p.CUID, References: true,
 		Anchors: len(p.Names()) > 0 && !c.sameAnchors(old.Outline, p.Outline)}
 }
@@ -56,7 +56,7 @@ func unpublishChange(v View) Change {
 }
 
 // tell tells every process's read cache of ch, after its commit.
-func (c *Core) tell(ctx context.Context, ch Change) {
+func (c *core) tell(ctx context.Context, ch Change) {
 	c.notify(ctx, ch.Note)
 	if ch.Links() {
 		c.notifyLinks(ctx, ch.Account)
@@ -64,8 +64,8 @@ func (c *Core) tell(ctx context.Context, ch Change) {
 }
 
 // sameAnchors reports whether two outlines give every link the same anchor.
-func (c *Core) sameAnchors(a, b string) bool {
-	return c.renderer != nil && c.renderer.SameAnchors(a, b)
+func (c *core) sameAnchors(a, b string) bool {
+	return c.renderer.SameAnchors(a, b)
 }
 
 func equalStrings(a, b *string) bool {

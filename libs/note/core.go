@@ -3,29 +3,34 @@ package note
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
-	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/cuid"
 )
 
-// Core holds the publication use cases, a file each: publish.go, update.go (and
-// unpublish), versions.go, list.go, read.go (the public reads), links.go (note links
-// resolved when a page is built), render.go (renders, and those redone in the
-// background) and upload.go (images). notedb's Store is split the same way.
+// The note domain is a use case type per job, each over a port of its own (ports.go),
+// built by its constructor with what it cannot work without as arguments:
+//   - Publisher (publish.go, update.go, upload.go): publish, update and unpublish, and the
+//     uploads of their images;
+//   - Reader (read.go, links.go, embeds.go, pagestate.go): the public page of a note, its
+//     note links resolved and its embeds shown;
+//   - Cards and Images (read.go): what a preview card draws, and a note's images;
+//   - Renders (render.go): renders redone and names indexed in the background;
+//   - History (list.go, versions.go): the owner's list of notes and their versions;
+//   - Reaper (reaper.go): what the reaper deletes.
+//
+// The rules they share (rendering, resolving links, deciding what a change touches, telling
+// the caches) are core's, unexported.
 
-// Config is what a Core is built from.
+// Config is what the use cases are configured with, besides the stores, renderer and
+// object store their constructors take.
 type Config struct {
 	// Now is the clock.
 	Now func() time.Time
 	// PublicURL is {base_url}.
 	PublicURL string
 	// Quota is the image storage per account in bytes.
-	Quota    int64
-	Renderer Renderer
-	// Blobs keeps the image bytes.
-	Blobs blob.Store
+	Quota int64
 	// Notifier is told of every change; nil tells no one (a single process without caches).
 	Notifier Notifier
 	// Log records what background work could not do; nil is slog.Default().
@@ -35,25 +40,24 @@ type Config struct {
 	Rendered func(cause, outcome string)
 }
 
-// Core implements the publication use cases.
-type Core struct {
-	store     Storer
+// core is what the use cases share.
+type core struct {
 	now       func() time.Time
 	publicURL string
-	quota     int64
-	renderer  Renderer
-	blobs     blob.Store
-	notifier  Notifier
-	log       *slog.Logger
-	rendered  func(cause, outcome string)
-	edits     edits
-
-	keyMu     sync.Mutex
-	cursorKey []byte
+	// renderer is nil in the use cases that render nothing and resolve no link (Cards,
+	// Images).
+	renderer Renderer
+	notifier Notifier
+	log      *slog.Logger
+	rendered func(cause, outcome string)
 }
 
-// NewCore returns the use cases on store.
-func NewCore(store Storer, cfg Config) *Core {
+// newCore is the core of a use case named name (for the panic of a missing renderer)
+// configured by cfg; needsRenderer says whether it renders or resolves links.
+func newCore(name string, cfg Config, renderer Renderer, needsRenderer bool) *core {
+	if needsRenderer && renderer == nil {
+		panic("note: " + name + " needs a renderer")
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.Default()
@@ -62,28 +66,23 @@ func NewCore(store Storer, cfg Config) *Core {
 	if rendered == nil {
 		rendered = func(string, string) {}
 	}
-	return &Core{store: store, now: cfg.Now, publicURL: cfg.PublicURL, quota: cfg.Quota, renderer: cfg.Renderer, blobs: cfg.Blobs,
-		notifier: cfg.Notifier, log: log, rendered: rendered}
+	return &core{now: cfg.Now, publicURL: cfg.PublicURL, renderer: renderer, notifier: cfg.Notifier, log: log, rendered: rendered}
 }
 
-// Now returns the core's clock reading, truncated to the milliseconds stored timestamps
-// carry; expiry is judged by the clock itself (c.now).
-func (c *Core) Now() time.Time { return c.now().UTC().Truncate(time.Millisecond) }
-
-// PublicURL returns {base_url}, under which the edges build the public URLs they answer
-// with (routes.Route.URL).
-func (c *Core) PublicURL() string { return c.publicURL }
+// stamp is the clock's reading truncated to the milliseconds stored timestamps carry;
+// expiry is judged by the clock itself (c.now).
+func (c *core) stamp() time.Time { return c.now().UTC().Truncate(time.Millisecond) }
 
 // newETag makes a publication etag: random, so that no two states share one.
 func newETag() string { return cuid.New() }
 
-func (c *Core) notify(ctx context.Context, cuid string) {
+func (c *core) notify(ctx context.Context, cuid string) {
 	if c.notifier != nil {
 		c.notifier.NoteChanged(ctx, cuid)
 	}
 }
 
-func (c *Core) notifyLinks(ctx context.Context, accountCUID string) {
+func (c *core) notifyLinks(ctx context.Context, accountCUID string) {
 	if c.notifier != nil {
 		c.notifier.LinksChanged(ctx, accountCUID)
 	}

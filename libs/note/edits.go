@@ -6,7 +6,7 @@ import "sync"
 // from what the one before it stored, so that concurrent PATCHes of a note do not make
 // each other render again and give up (ErrBusy). It holds no database lock: other notes,
 // and the updates of this note that render nothing, go on meanwhile. Across processes
-// the etag check at the commit and one more render still hold (Core.Update).
+// the etag check at the commit and one more render still hold (Publisher.Update).
 type edits struct {
 	mu    sync.Mutex
 	notes map[string]*edit

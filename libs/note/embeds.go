@@ -17,12 +17,12 @@ import (
 // missing, or when the page's allowance of embedded content (maxEmbedded), or of renders
 // read (maxFetched, maxEmbeddedNotes), is spent; the links of embedded notes past
 // maxPageLinks show as text.
-// Building a page reads, per level of nesting, the link index once (Storer.ResolveNames)
-// and the embedded renders once (Storer.Embedded), then the outlines of the notes that
-// links with a fragment lead to once (Storer.Outlines).
+// Building a page reads, per level of nesting, the link index once (LinkStore.ResolveNames)
+// and the embedded renders once (ReadStore.Embedded), then the outlines of the notes that
+// links with a fragment lead to once (LinkStore.Outlines).
 
 // Embedded is the stored render of a publication that a page embeds, as
-// Storer.Embedded reads it.
+// ReadStore.Embedded reads it.
 type Embedded struct {
 	CUID string
 	// Title and Path make the title the frame shows (Text.DisplayTitle); the path is
@@ -60,7 +60,7 @@ const (
 
 // page is a page that ReadPage builds.
 type page struct {
-	c       *Core
+	c       *Reader
 	account string
 	// renders are the page's note's render and those of the notes it embeds, by cuid; a
 	// cuid looked for whose render was not read (not one of the author's active notes,
@@ -91,7 +91,7 @@ type pageRender struct {
 }
 
 // newPage starts the page of v.
-func (c *Core) newPage(v View) *page {
+func (c *Reader) newPage(v View) *page {
 	root := &pageRender{Embedded: Embedded{CUID: v.CUID, Path: v.Path, HTML: v.HTML, Links: v.Links, Outline: v.Outline,
 		RenderID: v.RenderID}}
 	return &page{c: c, account: v.AccountCUID, renders: map[string]*pageRender{v.CUID: root}, outlines: map[string]string{}, cuts: map[[2]string]cut{},
@@ -144,7 +144,7 @@ func (p *page) resolve(ctx context.Context, level []*pageRender) error {
 	return nil
 }
 
-// resolveNames is Storer.ResolveNames, keeping the keys and what they found among the
+// resolveNames is LinkStore.ResolveNames, keeping the keys and what they found among the
 // page's sources.
 func (p *page) resolveNames(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]NameHit, error) {
 	hits, err := p.c.store.ResolveNames(ctx, accountCUID, keys, now)
@@ -190,7 +190,7 @@ func (p *page) fetch(ctx context.Context, level []*pageRender) ([]*pageRender, e
 }
 
 // loadOutlines reads the outlines of the notes that links with a fragment lead to and
-// that the page has not looked for as embeds (Storer.Embedded gave the outlines of those
+// that the page has not looked for as embeds (ReadStore.Embedded gave the outlines of those
 // past the allowance).
 func (p *page) loadOutlines(ctx context.Context) error {
 	var cuids []string

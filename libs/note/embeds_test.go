@@ -17,18 +17,18 @@ func TestReadPageShowsEmbeds(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, 0)
 	inOne := start.Add(time.Hour)
-	if _, err := h.core.Publish(ctx, author, note.Draft{Content: "d ![[A]]", Title: new("D"), ExpiresAt: &inOne}); err != nil {
+	if _, err := h.pub.Publish(ctx, author, note.Draft{Content: "d ![[A]]", Title: new("D"), ExpiresAt: &inOne}); err != nil {
 		t.Fatal(err)
 	}
 	h.publish(t, "C", "c ![[D]]")
 	h.publish(t, "B", "b ![[C]] ![[B]]")
 	h.publish(t, "A", "a ![[B]] ![[C#missing]]")
-	if _, err := h.core.Publish(ctx, "accountother000000000000", note.Draft{Content: "secret", Title: new("Elsewhere")}); err != nil {
+	if _, err := h.pub.Publish(ctx, "accountother000000000000", note.Draft{Content: "secret", Title: new("Elsewhere")}); err != nil {
 		t.Fatal(err)
 	}
 	page := h.publish(t, "Page", "![[A]] ![[Elsewhere]]")
 	reads := h.store.embedReads
-	v, err := h.core.ReadPage(ctx, page.CUID)
+	v, err := h.read.ReadPage(ctx, page.CUID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,16 +58,16 @@ func TestReadPageShowsEmbeds(t *testing.T) {
 	t.Run("a change of an embedded render changes LinksTag", func(t *testing.T) {
 		b := h.stored(t, v.Embeds[1])
 		h.update(t, b.CUID, note.Patch{Content: new("b, changed ![[C]]")})
-		w, err := h.core.ReadPage(ctx, page.CUID)
+		w, err := h.read.ReadPage(ctx, page.CUID)
 		if err != nil || w.LinksTag == v.LinksTag || !strings.Contains(w.HTML, "b, changed") {
 			t.Fatalf("after B changed: %v, LinksTag %q (was %q), HTML %q", err, w.LinksTag, v.LinksTag, w.HTML)
 		}
 	})
 	t.Run("an unshared embedded note is not shown", func(t *testing.T) {
-		if err := h.core.Unpublish(ctx, author, v.Embeds[0]); err != nil {
+		if err := h.pub.Unpublish(ctx, author, v.Embeds[0]); err != nil {
 			t.Fatal(err)
 		}
-		w, err := h.core.ReadPage(ctx, page.CUID)
+		w, err := h.read.ReadPage(ctx, page.CUID)
 		if err != nil || strings.Contains(w.HTML, "<div") || len(w.Embeds) != 0 {
 			t.Fatalf("after A was unshared: %v, HTML %q, Embeds %v", err, w.HTML, w.Embeds)
 		}
@@ -80,7 +80,7 @@ func TestAMissingPartIsWarned(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, 0)
 	h.publish(t, "A", "a")
-	p, err := h.core.Publish(ctx, author, note.Draft{Content: "![[A#missing]] ![[A#there]] ![[A#missing]]", Title: new("P")})
+	p, err := h.pub.Publish(ctx, author, note.Draft{Content: "![[A#missing]] ![[A#there]] ![[A#missing]]", Title: new("P")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,26 +18,31 @@ import (
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/note/notetest"
 	"github.com/sharenote/sharenote/libs/render"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
-// The fakes of this file stand in for note.Core's ports in the domain tests: plain
+// The fakes of this file stand in for the use cases' ports in the domain tests: plain
 // in-memory types that keep the contracts ports.go documents, so that a test of a use
 // case needs no database and runs in microseconds. Each records what a test asks about
-// (renders, notifications, saved renders) and nothing more. fakeStore runs note.Storer's
+// (renders, notifications, saved renders) and nothing more. fakeStore runs notetest.Store's
 // contract (libs/note/notetest) as notedb's store does: storer_test.go.
 
 var (
-	_ note.Storer   = (*fakeStore)(nil)
-	_ note.Renderer = (*fakeRenderer)(nil)
-	_ note.Notifier = (*fakeNotifier)(nil)
-	_ blob.Store    = (*fakeBlobs)(nil)
+	_ notetest.Store = (*fakeStore)(nil)
+	_ note.Renderer  = (*fakeRenderer)(nil)
+	_ note.Notifier  = (*fakeNotifier)(nil)
+	_ blob.Store     = (*fakeBlobs)(nil)
 )
 
-// harness is a note.Core on fakes, with the fakes at hand.
+// harness is the use cases on fakes, with the fakes at hand.
 type harness struct {
-	core     *note.Core
+	pub      *note.Publisher
+	read     *note.Reader
+	images   *note.Images
+	renders  *note.Renders
+	history  *note.History
 	store    *fakeStore
 	renderer *fakeRenderer
 	notifier *fakeNotifier
@@ -53,13 +58,17 @@ const (
 	publicURL = "https://share.example"
 )
 
-// newHarness returns a core whose clock reads start, with a quota of quota bytes.
+// newHarness returns use cases whose clock reads start, with a quota of quota bytes.
 func newHarness(t *testing.T, quota int64) *harness {
 	t.Helper()
 	h := &harness{store: newFakeStore(), renderer: &fakeRenderer{version: 1}, notifier: &fakeNotifier{},
 		clock: testkit.ClockAt(start), blobs: &fakeBlobs{objects: map[string][]byte{}}}
-	h.core = note.NewCore(h.store, note.Config{Now: h.clock.Now, PublicURL: publicURL, Quota: quota,
-		Renderer: h.renderer, Blobs: h.blobs, Notifier: h.notifier})
+	cfg := note.Config{Now: h.clock.Now, PublicURL: publicURL, Quota: quota, Notifier: h.notifier}
+	h.pub = note.NewPublisher(h.store, h.store, h.renderer, h.blobs, cfg)
+	h.read = note.NewReader(h.store, h.renderer, cfg)
+	h.images = note.NewImages(h.store, h.blobs, cfg)
+	h.renders = note.NewRenders(h.store, h.renderer, cfg)
+	h.history = note.NewHistory(h.store)
 	return h
 }
 
@@ -71,7 +80,7 @@ func (h *harness) publish(t *testing.T, title, content string) note.Publication 
 	if title != "" {
 		d.Title = &title
 	}
-	p, err := h.core.Publish(context.Background(), author, d)
+	p, err := h.pub.Publish(context.Background(), author, d)
 	if err != nil {
 		t.Fatalf("publish %q: %v", title, err)
 	}
@@ -81,7 +90,7 @@ func (h *harness) publish(t *testing.T, title, content string) note.Publication 
 // update patches the author's publication and fails the test on an error.
 func (h *harness) update(t *testing.T, cuid string, patch note.Patch) note.Publication {
 	t.Helper()
-	p, err := h.core.Update(context.Background(), author, cuid, patch)
+	p, err := h.pub.Update(context.Background(), author, cuid, patch)
 	if err != nil {
 		t.Fatalf("update %s: %v", cuid, err)
 	}

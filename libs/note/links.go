@@ -15,9 +15,9 @@ import (
 // resolved to and the renders shown, LinksExpireAt the earliest expiry among the notes
 // they lead to or show, Embeds the notes shown, and Unchanged the re-check of what it
 // was built from (pagestate.go).
-func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
+func (c *Reader) ReadPage(ctx context.Context, cuid string) (View, error) {
 	v, err := c.activeView(ctx, cuid, c.store.FindView)
-	if err != nil || c.renderer == nil || len(v.Links.List) == 0 {
+	if err != nil || len(v.Links.List) == 0 {
 		return public(v), err
 	}
 	now := c.now()
@@ -36,7 +36,7 @@ func (c *Core) ReadPage(ctx context.Context, cuid string) (View, error) {
 
 // href is the address of a link to the publication cuid, whose render's outline is
 // outline, with fragment: its page, at the fragment's anchor when the render has it.
-func (c *Core) href(cuid, outline, fragment string) string {
+func (c *core) href(cuid, outline, fragment string) string {
 	url := routes.NotePage.URL(c.publicURL, cuid)
 	if fragment == "" {
 		return url
@@ -65,7 +65,7 @@ func deref(s *string) string {
 // warnUnknownLinks warns of p's note links that name none of its author's active
 // publications, as look finds them: one warning per target as written. It returns what
 // look found, the target of each link.
-func (c *Core) warnUnknownLinks(p *Publication, look *linkLookup) ([]NameHit, error) {
+func (c *core) warnUnknownLinks(p *Publication, look *linkLookup) ([]NameHit, error) {
 	targets, err := look.targets(p.Links)
 	if err != nil {
 		return nil, err
@@ -87,14 +87,14 @@ func (c *Core) warnUnknownLinks(p *Publication, look *linkLookup) ([]NameHit, er
 // (targets[i], what p.Links.List[i] resolved to: warnUnknownLinks) does not have: the page
 // shows a link there. One warning per embed as written, code WarnUnknownNoteLink
 // (docs/api.md). It reads the outlines outside any transaction.
-func (c *Core) warnMissingParts(ctx context.Context, p *Publication, targets []NameHit) error {
+func (c *Publisher) warnMissingParts(ctx context.Context, p *Publication, targets []NameHit) error {
 	var cuids []string
 	for i, l := range p.Links.List {
 		if t := targets[i]; l.Embed && l.Fragment != "" && t.CUID != "" && !slices.Contains(cuids, t.CUID) {
 			cuids = append(cuids, t.CUID)
 		}
 	}
-	if c.renderer == nil || len(cuids) == 0 {
+	if len(cuids) == 0 {
 		return nil
 	}
 	outlines, err := c.store.Outlines(ctx, cuids)

@@ -39,7 +39,7 @@ func TestFollowersAreInvalidatedNotRendered(t *testing.T) {
 			return ""
 		}, 1},
 		{"unsharing a titled note", func(t *testing.T, h *harness, target note.Publication) string {
-			if err := h.core.Unpublish(ctx, author, target.CUID); err != nil {
+			if err := h.pub.Unpublish(ctx, author, target.CUID); err != nil {
 				t.Fatal(err)
 			}
 			return ""
@@ -75,7 +75,7 @@ func TestFollowersAreInvalidatedNotRendered(t *testing.T) {
 			h.settle()
 
 			want := tc.change(t, h, target)
-			if err := h.core.RenderPending(ctx); err != nil {
+			if err := h.renders.RenderPending(ctx); err != nil {
 				t.Fatal(err)
 			}
 			if got := h.notifier.linksCalls(); len(got) != tc.links || tc.links == 1 && got[0] != "links "+author {
@@ -99,16 +99,16 @@ func TestExpiryNeedsNoNotification(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, 0)
 	expires := start.Add(time.Hour)
-	if _, err := h.core.Publish(ctx, author, note.Draft{Content: "x", Title: new("Target"), ExpiresAt: &expires}); err != nil {
+	if _, err := h.pub.Publish(ctx, author, note.Draft{Content: "x", Title: new("Target"), ExpiresAt: &expires}); err != nil {
 		t.Fatal(err)
 	}
 	f := h.publish(t, "Follower", "see [[Target]]")
-	v, err := h.core.ReadPage(ctx, f.CUID)
+	v, err := h.read.ReadPage(ctx, f.CUID)
 	if err != nil || v.LinksExpireAt == nil || !v.LinksExpireAt.Equal(expires) || !strings.Contains(v.HTML, "<a href=") {
 		t.Fatalf("before expiry: %v, LinksExpireAt %v, HTML %q", err, v.LinksExpireAt, v.HTML)
 	}
 	h.clock.Advance(time.Hour)
-	v, err = h.core.ReadPage(ctx, f.CUID)
+	v, err = h.read.ReadPage(ctx, f.CUID)
 	if err != nil || v.LinksExpireAt != nil || strings.Contains(v.HTML, "<a href=") {
 		t.Fatalf("after expiry: %v, LinksExpireAt %v, HTML %q", err, v.LinksExpireAt, v.HTML)
 	}
@@ -118,16 +118,16 @@ func TestReadPageResolvesLinks(t *testing.T) {
 	ctx := context.Background()
 	h := newHarness(t, 0)
 	inTwo, inOne := start.Add(2*time.Hour), start.Add(time.Hour)
-	a, err := h.core.Publish(ctx, author, note.Draft{Content: "a", Title: new("A"), ExpiresAt: &inTwo})
+	a, err := h.pub.Publish(ctx, author, note.Draft{Content: "a", Title: new("A"), ExpiresAt: &inTwo})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := h.core.Publish(ctx, author, note.Draft{Content: "b", Title: new("B"), ExpiresAt: &inOne})
+	b, err := h.pub.Publish(ctx, author, note.Draft{Content: "b", Title: new("B"), ExpiresAt: &inOne})
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.publish(t, "C", "c never expires")
-	if _, err := h.core.Publish(ctx, "accountother000000000000", note.Draft{Content: "not the author's", Title: new("Elsewhere")}); err != nil {
+	if _, err := h.pub.Publish(ctx, "accountother000000000000", note.Draft{Content: "not the author's", Title: new("Elsewhere")}); err != nil {
 		t.Fatal(err)
 	}
 	// A note titled like an image: a link of that name is a reference to an image.
@@ -135,7 +135,7 @@ func TestReadPageResolvesLinks(t *testing.T) {
 	page := h.publish(t, "Page", "[[A]] [[B#part]] [[C]] [[photo.png]] [[Missing]] [[Elsewhere]]")
 
 	t.Run("a link to an active note of the author leads to its page; others are text", func(t *testing.T) {
-		v, err := h.core.ReadPage(ctx, page.CUID)
+		v, err := h.read.ReadPage(ctx, page.CUID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,13 +152,13 @@ func TestReadPageResolvesLinks(t *testing.T) {
 		}
 	})
 	t.Run("LinksExpireAt is the earliest expiry among the notes linked", func(t *testing.T) {
-		v, err := h.core.ReadPage(ctx, page.CUID)
+		v, err := h.read.ReadPage(ctx, page.CUID)
 		if err != nil || v.LinksExpireAt == nil || !v.LinksExpireAt.Equal(inOne) {
 			t.Fatalf("LinksExpireAt = %v (%v), want %v", v.LinksExpireAt, err, inOne)
 		}
 	})
 	t.Run("ReadView leaves the placeholders and sets neither", func(t *testing.T) {
-		v, err := h.core.ReadView(ctx, page.CUID)
+		v, err := h.read.ReadView(ctx, page.CUID)
 		if err != nil || v.LinksTag != "" || v.LinksExpireAt != nil || !strings.Contains(v.HTML, "{{") {
 			t.Fatalf("ReadView = %+v, %v", v, err)
 		}
@@ -166,7 +166,7 @@ func TestReadPageResolvesLinks(t *testing.T) {
 	t.Run("LinksTag changes with the targets and only with them", func(t *testing.T) {
 		tag := func() string {
 			t.Helper()
-			v, err := h.core.ReadPage(ctx, page.CUID)
+			v, err := h.read.ReadPage(ctx, page.CUID)
 			if err != nil || v.LinksTag == "" {
 				t.Fatalf("ReadPage: %v, LinksTag %q", err, v.LinksTag)
 			}
@@ -185,7 +185,7 @@ func TestReadPageResolvesLinks(t *testing.T) {
 		if second == first {
 			t.Fatalf("LinksTag %q did not change when a link found its note", first)
 		}
-		if err := h.core.Unpublish(ctx, author, missing.CUID); err != nil {
+		if err := h.pub.Unpublish(ctx, author, missing.CUID); err != nil {
 			t.Fatal(err)
 		}
 		if got := tag(); got != first {
@@ -197,7 +197,7 @@ func TestReadPageResolvesLinks(t *testing.T) {
 		}
 	})
 	t.Run("a note that is not active is not found", func(t *testing.T) {
-		if _, err := h.core.ReadPage(ctx, b.CUID); !errors.Is(err, note.ErrNotFound) {
+		if _, err := h.read.ReadPage(ctx, b.CUID); !errors.Is(err, note.ErrNotFound) {
 			t.Fatalf("ReadPage of an expired note = %v, want ErrNotFound", err)
 		}
 	})

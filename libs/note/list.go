@@ -3,11 +3,23 @@ package note
 import (
 	"context"
 	"fmt"
+	"sync"
 )
+
+// History is the owner's view of their notes: the list of them, and the versions of each.
+type History struct {
+	store HistoryStore
+
+	keyMu     sync.Mutex
+	cursorKey []byte
+}
+
+// NewHistory returns the History over store.
+func NewHistory(store HistoryStore) *History { return &History{store: store} }
 
 // List returns a page of the owner's publications and the cursor of the next page ("" on
 // the last page). cursor is "" for the first page.
-func (c *Core) List(ctx context.Context, accountCUID, cursor string, limit int) ([]Publication, string, error) {
+func (c *History) List(ctx context.Context, accountCUID, cursor string, limit int) ([]Publication, string, error) {
 	key, err := c.key(ctx)
 	if err != nil {
 		return nil, "", err
@@ -33,7 +45,7 @@ func (c *Core) List(ctx context.Context, accountCUID, cursor string, limit int) 
 }
 
 // key returns the cursor MAC key, loading it once.
-func (c *Core) key(ctx context.Context) ([]byte, error) {
+func (c *History) key(ctx context.Context) ([]byte, error) {
 	c.keyMu.Lock()
 	defer c.keyMu.Unlock()
 	if c.cursorKey == nil {

@@ -149,7 +149,7 @@ func aliases(props map[string]any) []string {
 
 // NamesVersion identifies the rules by which Text.Names and MatchKey make a publication's
 // names: the store indexes again, in the background, the publications whose names an older
-// version made (Core.IndexNames).
+// version made (Renders.IndexNames).
 const NamesVersion = 1
 
 // PathTakenError is a publish or update with a path that another of the account's active

@@ -81,7 +81,7 @@ type Publication struct {
 	RenderVersion int
 	// RenderID names the render in HTML: a new value with every render stored.
 	RenderID string
-	// Links are the note links of HTML, resolved when a page is built (Core.ReadPage),
+	// Links are the note links of HTML, resolved when a page is built (Reader.ReadPage),
 	// and Outline the render's outline (Rendered.Outline), for the links into this note.
 	Links   Links
 	Outline string
@@ -108,7 +108,7 @@ type View struct {
 	// it embeds, and LinksExpireAt is the earliest expiry among the notes they lead to or
 	// it embeds (nil when none expires): from then on the page leads to, or shows, a note
 	// that is gone. Embeds are the publications whose renders the page shows. They are set
-	// by Core.ReadPage only, as are Linked, the publications its links lead to (each once,
+	// by Reader.ReadPage only, as are Linked, the publications its links lead to (each once,
 	// in the order first met).
 	LinksTag      string
 	LinksExpireAt *time.Time

@@ -14,7 +14,7 @@ import (
 )
 
 // A built page keeps what it was built from (PageSources), so that a re-check of an
-// unchanged page is one read of the same rows (Storer.PageState) and not a rebuild
+// unchanged page is one read of the same rows (ReadStore.PageState) and not a rebuild
 // (View.Unchanged):
 // the embedded default re-checks every cached page once a second, and a page that
 // embeds large notes costs a rebuild far more than that read.
@@ -107,8 +107,8 @@ func boolString(b bool) string {
 }
 
 // pageUnchanged reports whether the page of account built from src would come out the
-// same now, with one read (Storer.PageState).
-func (c *Core) pageUnchanged(ctx context.Context, accountCUID string, src *PageSources) (bool, error) {
+// same now, with one read (ReadStore.PageState).
+func (c *Reader) pageUnchanged(ctx context.Context, accountCUID string, src *PageSources) (bool, error) {
 	now := c.now()
 	st, err := c.store.PageState(ctx, accountCUID, append(slices.Clip(src.Notes), src.Outlined...), src.Keys, now)
 	if err != nil {

@@ -7,12 +7,53 @@ import (
 	"github.com/sharenote/sharenote/libs/render"
 )
 
-// Storer is what the use cases need from storage; notedb implements it.
-type Storer interface {
+// LinkStore reads what note links lead to: the link index and the outlines of renders.
+type LinkStore interface {
+	// ResolveNames finds in the link index the account's publications active at now that
+	// have one of keys (match keys) among their names (Text.Names), each with the names
+	// it matched by.
+	ResolveNames(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]NameHit, error)
+	// Outlines returns the stored render outlines (Rendered.Outline) of the publications
+	// cuids, by cuid.
+	Outlines(ctx context.Context, cuids []string) (map[string]string, error)
+}
+
+// ViewStore reads a publication with its owner's settings.
+type ViewStore interface {
+	// FindView returns the publication in any state with its owner's settings, in one
+	// query; ErrNotFound when there is none.
+	FindView(ctx context.Context, cuid string) (View, error)
+}
+
+// PublishStore is what Publisher needs of storage; notedb.Store implements it.
+type PublishStore interface {
+	LinkStore
+	ViewStore
 	// Create stores p with its images, whose bytes are in the object store and reserved
 	// against the account under reservation, which it settles in the same transaction:
 	// ErrUploadExpired when the reservation is gone (the reaper released it).
 	Create(ctx context.Context, p Publication, images []StoredImage, reservation string) error
+	// Editable returns the owner's published (active or expired) publication and the
+	// names of its images with those of images, as Update gives them to apply, without a
+	// lock: what an update of new content renders from before Update commits it.
+	Editable(ctx context.Context, cuid, accountCUID string, images []StoredImage) (Publication, []string, error)
+	// Update locks the owner's published (active or expired) publication, stores a
+	// snapshot of it, calls apply with it and the names of its images (with those of
+	// images), saves the result and writes the Change apply returns to the edge's
+	// outbox, all in one transaction; apply must be quick (it holds the row's lock, and
+	// on SQLite the one connection). images are new images whose bytes are reserved
+	// under reservation, settled as Create does; an image of the same name is replaced:
+	// released, and its bytes taken off the account's usage. Only the MaxVersions newest
+	// snapshots are kept.
+	Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []StoredImage, reservation string,
+		apply func(p *Publication, images []string) (Change, error)) (Publication, error)
+	// Unpublish ends public access, releases the images' bytes from the quota at once and
+	// writes change to the edge's outbox, in one transaction.
+	Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time, change Change) error
+}
+
+// UploadStore holds the quota reservations of uploads (Upload); notedb.Store implements it.
+type UploadStore interface {
 	// Reserve adds r's bytes and images to the account's usage and to the reservation
 	// (Reservation): ErrQuotaExceeded when the bytes would pass r.Quota, a
 	// *TooManyImagesError when the images would pass MaxImagesPerAccount (both hold under
@@ -24,37 +65,43 @@ type Storer interface {
 	// Release takes reservation id's bytes and images off the account's usage and deletes
 	// it; releasing a reservation that does not exist does nothing.
 	Release(ctx context.Context, id string) error
-	// Update locks the owner's published (active or expired) publication, stores a
-	// snapshot of it, calls apply with it and the names of its images (with those of
-	// images), saves the result and writes the Change apply returns to the edge's
-	// outbox, all in one transaction; apply must be quick (it holds the row's lock, and
-	// on SQLite the one connection). images are new images whose bytes are reserved
-	// under reservation, settled as Create does; an image of the same name is replaced:
-	// released, and its bytes taken off the account's usage. Only the MaxVersions newest
-	// snapshots are kept.
-	Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []StoredImage, reservation string,
-		apply func(p *Publication, images []string) (Change, error)) (Publication, error)
-	// Editable returns the owner's published (active or expired) publication and the
-	// names of its images with those of images, as Update gives them to apply, without a
-	// lock: what an update of new content renders from before Update commits it.
-	Editable(ctx context.Context, cuid, accountCUID string, images []StoredImage) (Publication, []string, error)
-	// Versions lists the snapshots of the owner's published publication, newest first.
-	Versions(ctx context.Context, cuid, accountCUID string) ([]VersionMeta, error)
-	// Version returns one snapshot; ErrNotFound for an unknown or pruned number.
-	Version(ctx context.Context, cuid, accountCUID string, number int64) (Version, error)
-	// Unpublish ends public access, releases the images' bytes from the quota at once and
-	// writes change to the edge's outbox, in one transaction.
-	Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time, change Change) error
-	// List returns up to limit of the owner's published publications after the cursor,
-	// newest first, ties broken by cuid.
-	List(ctx context.Context, accountCUID string, after *Cursor, limit int) ([]Publication, error)
-	// FindView returns the publication in any state with its owner's settings, in one
-	// query; ErrNotFound when there is none.
-	FindView(ctx context.Context, cuid string) (View, error)
+}
+
+// ReadStore is what Reader needs of storage: reads only; notedb.Reads implements it.
+type ReadStore interface {
+	LinkStore
+	ViewStore
+	// Embedded returns the stored renders of those of the publications cuids that are
+	// the account's and active at now, in one query: the HTML of the smallest of them
+	// that fit maxBytes together, the others without it (Embedded.Over), never read.
+	Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]Embedded, error)
+	// PageState reads, in one statement, the state of a page's sources (PageSources):
+	// the account's settings, those of the publications cuids that are the account's and
+	// not unpublished, and the account's link index rows of keys active at now.
+	PageState(ctx context.Context, accountCUID string, cuids, keys []string, now time.Time) (PageState, error)
+}
+
+// CardStore is what Cards needs of storage; notedb.Reads implements it.
+type CardStore interface {
 	// FindCard is FindView narrowed to what shows no body: the publication's cuid,
 	// account, title, summary, path, properties (for the description), expiry and state
 	// (no content or render).
 	FindCard(ctx context.Context, cuid string) (View, error)
+}
+
+// ImageStore is what Images needs of storage; notedb.Reads implements it.
+type ImageStore interface {
+	// FindImageView returns an image (not its bytes), its publication's state and the
+	// owner's settings, in one query; ErrNotFound when there is no such image.
+	FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error)
+	// LegacyImage returns the bytes of an image that a release before the object store
+	// kept in the database; ErrNotFound when it has none under key.
+	LegacyImage(ctx context.Context, key string) ([]byte, error)
+}
+
+// RenderStore is what Renders needs of storage; notedb.Store implements it.
+type RenderStore interface {
+	ViewStore
 	// SaveRender stores p's render (HTML, RenderVersion, RenderID, Links, Outline, RenderTries,
 	// RenderMisses and RenderRetry), unless the publication changed since (its etag is
 	// no longer p.ETag), its render is no longer the one named prev (another was
@@ -66,30 +113,20 @@ type Storer interface {
 	// now, moves their RenderRetry to until, so that no other process takes them before
 	// then, and returns their cuids.
 	ClaimRenders(ctx context.Context, version int, now, until time.Time, limit int) ([]string, error)
-	// ResolveNames finds in the link index the account's publications active at now that
-	// have one of keys (match keys) among their names (Text.Names), each with the names
-	// it matched by.
-	ResolveNames(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]NameHit, error)
-	// Outlines returns the stored render outlines (Rendered.Outline) of the publications
-	// cuids, by cuid.
-	Outlines(ctx context.Context, cuids []string) (map[string]string, error)
-	// Embedded returns the stored renders of those of the publications cuids that are
-	// the account's and active at now, in one query: the HTML of the smallest of them
-	// that fit maxBytes together, the others without it (Embedded.Over), never read.
-	Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]Embedded, error)
-	// PageState reads, in one statement, the state of a page's sources (PageSources):
-	// the account's settings, those of the publications cuids that are the account's and
-	// not unpublished, and the account's link index rows of keys active at now.
-	PageState(ctx context.Context, accountCUID string, cuids, keys []string, now time.Time) (PageState, error)
 	// IndexNames writes the link index rows of up to limit publications whose rows were
 	// written by an older NamesVersion (or never), and returns their accounts.
 	IndexNames(ctx context.Context, limit int) ([]string, error)
-	// FindImageView returns an image (not its bytes), its publication's state and the
-	// owner's settings, in one query; ErrNotFound when there is no such image.
-	FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (ImageView, error)
-	// LegacyImage returns the bytes of an image that a release before the object store
-	// kept in the database; ErrNotFound when it has none under key.
-	LegacyImage(ctx context.Context, key string) ([]byte, error)
+}
+
+// HistoryStore is what History needs of storage; notedb.Store implements it.
+type HistoryStore interface {
+	// List returns up to limit of the owner's published publications after the cursor,
+	// newest first, ties broken by cuid.
+	List(ctx context.Context, accountCUID string, after *Cursor, limit int) ([]Publication, error)
+	// Versions lists the snapshots of the owner's published publication, newest first.
+	Versions(ctx context.Context, cuid, accountCUID string) ([]VersionMeta, error)
+	// Version returns one snapshot; ErrNotFound for an unknown or pruned number.
+	Version(ctx context.Context, cuid, accountCUID string, number int64) (Version, error)
 	// CursorKey returns the installation's cursor MAC key, making it on first use.
 	CursorKey(ctx context.Context) ([]byte, error)
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/render"
 	"github.com/sharenote/sharenote/libs/routes"
@@ -29,11 +30,35 @@ type Draft struct {
 	Upload *Upload
 }
 
+// Publisher publishes, updates and unpublishes an account's notes, and takes the uploads
+// of their images.
+type Publisher struct {
+	*core
+	store   PublishStore
+	uploads UploadStore
+	blobs   blob.Store
+	quota   int64
+	edits   edits
+}
+
+// NewPublisher returns the Publisher over store and uploads, rendering with renderer and
+// keeping the images' bytes in blobs; it panics without a renderer or an object store.
+func NewPublisher(store PublishStore, uploads UploadStore, renderer Renderer, blobs blob.Store, cfg Config) *Publisher {
+	if blobs == nil {
+		panic("note: the Publisher needs an object store")
+	}
+	return &Publisher{core: newCore("the Publisher", cfg, renderer, true), store: store, uploads: uploads, blobs: blobs, quota: cfg.Quota}
+}
+
+// Now is the clock's reading as publications store it (to the millisecond): what an
+// expiry given in the request is counted from.
+func (c *Publisher) Now() time.Time { return c.stamp() }
+
 // Publish creates a publication from a draft: frontmatter becomes properties (request
 // properties win per key), a frontmatter title is the title when none was given, image
 // wikilinks become image URLs, and the images are stored and charged to the account.
-func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Publication, error) {
-	now := c.Now()
+func (c *Publisher) Publish(ctx context.Context, accountCUID string, d Draft) (Publication, error) {
+	now := c.stamp()
 	p := Publication{CUID: cuid.New(), AccountCUID: accountCUID, CreatedAt: now, UpdatedAt: now,
 		Text: Text{Title: d.Title, Summary: d.Summary, ShowProperties: d.ShowProperties, ExpiresAt: d.ExpiresAt, Path: d.Path}}
 	if d.Path != nil {
@@ -82,7 +107,7 @@ func (c *Core) Publish(ctx context.Context, accountCUID string, d Draft) (Public
 // warnLinks warns of p's links that lead nowhere, as look finds them, and of its embeds'
 // headings and blocks that do not exist. p is stored by then: a lookup that fails costs
 // the warnings, not the publish, and is logged.
-func (c *Core) warnLinks(ctx context.Context, p *Publication, look *linkLookup) {
+func (c *Publisher) warnLinks(ctx context.Context, p *Publication, look *linkLookup) {
 	targets, err := c.warnUnknownLinks(p, look)
 	if err == nil {
 		err = c.warnMissingParts(ctx, p, targets)
@@ -97,7 +122,7 @@ func (c *Core) warnLinks(ctx context.Context, p *Publication, look *linkLookup) 
 // a frontmatter title. Wikilinks to images named in images become their URLs. Without
 // frontmatter or request properties, p keeps its properties. It returns the body as
 // written, for the warnings of its references.
-func (c *Core) setContent(p *Publication, content string, props map[string]any, hasTitle bool, images []string) (written, error) {
+func (c *core) setContent(p *Publication, content string, props map[string]any, hasTitle bool, images []string) (written, error) {
 	fm, body, err := SplitFrontmatter(content)
 	if err != nil {
 		return written{}, err

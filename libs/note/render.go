@@ -49,10 +49,7 @@ const (
 // links that lead nowhere (warnUnknownLinks). A render shown whole as text for a reason
 // that may pass is stored for now only (RenderVersion 0), unless the note missed its own
 // time bound before: then the text is its render.
-func (c *Core) render(ctx context.Context, p *Publication, w *written, look *linkLookup, cause string) error {
-	if c.renderer == nil {
-		return nil
-	}
+func (c *core) render(ctx context.Context, p *Publication, w *written, look *linkLookup, cause string) error {
 	tenant := p.AccountCUID
 	if cause == causeBackground {
 		tenant = backgroundTenant
@@ -98,7 +95,7 @@ func (c *Core) render(ctx context.Context, p *Publication, w *written, look *lin
 
 // lookUp is the lookup of p's links through resolve, to be started by p's render: the
 // render's parse finds them, and they are looked up while it goes on.
-func (c *Core) lookUp(ctx context.Context, p *Publication, resolve ResolveNames) *linkLookup {
+func (c *core) lookUp(ctx context.Context, p *Publication, resolve ResolveNames) *linkLookup {
 	return &linkLookup{c: c, ctx: ctx, account: p.AccountCUID, self: p.CUID, from: deref(p.Path), resolve: resolve}
 }
 
@@ -106,7 +103,7 @@ func (c *Core) lookUp(ctx context.Context, p *Publication, resolve ResolveNames)
 // once it has parsed the note, and targets returns what the lookup found, for the links
 // the render ended with.
 type linkLookup struct {
-	c       *Core
+	c       *core
 	ctx     context.Context
 	account string
 	self    string // the note's cuid: a link to it is not found (see targets)
@@ -177,15 +174,25 @@ func retryAfter(tries int) time.Duration {
 	return d - time.Duration(rand.Int64N(int64(d/4)+1))
 }
 
+// Renders renders again, in the background, the renders that are temporary or of an older
+// renderer, and indexes the names the link index lacks.
+type Renders struct {
+	*core
+	store RenderStore
+}
+
+// NewRenders returns the Renders over store, rendering with renderer; it panics without
+// one.
+func NewRenders(store RenderStore, renderer Renderer, cfg Config) *Renders {
+	return &Renders{core: newCore("Renders", cfg, renderer, true), store: store}
+}
+
 // RenderPending renders again, one at a time, the publications whose stored render is
 // temporary, missing or made by an older renderer, once their retry time has come. Each
 // is claimed first, so that one process renders it however many run this; a render is
 // stored only if the publication has not changed meanwhile, and every process is told.
 // It returns when none is left to take.
-func (c *Core) RenderPending(ctx context.Context) error {
-	if c.renderer == nil {
-		return nil
-	}
+func (c *Renders) RenderPending(ctx context.Context) error {
 	for {
 		now := c.now()
 		cuids, err := c.store.ClaimRenders(ctx, c.renderer.Version(), now, now.Add(renderLease), renderBatch)
@@ -201,7 +208,7 @@ func (c *Core) RenderPending(ctx context.Context) error {
 }
 
 // renderAgain renders a claimed publication again and stores the render.
-func (c *Core) renderAgain(ctx context.Context, cuid string) error {
+func (c *Renders) renderAgain(ctx context.Context, cuid string) error {
 	v, err := c.store.FindView(ctx, cuid)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -228,13 +235,13 @@ func (c *Core) renderAgain(ctx context.Context, cuid string) error {
 	return nil
 }
 
-// indexBatch is how many publications one call of Storer.IndexNames indexes.
+// indexBatch is how many publications one call of RenderStore.IndexNames indexes.
 const indexBatch = 200
 
 // IndexNames indexes the names of the publications that the link index holds under an
 // older NamesVersion, or not at all (those published before it), until none is left, and
 // tells each of their accounts' readers that their links may lead elsewhere now.
-func (c *Core) IndexNames(ctx context.Context) error {
+func (c *Renders) IndexNames(ctx context.Context) error {
 	for {
 		accounts, err := c.store.IndexNames(ctx, indexBatch)
 		if err != nil || len(accounts) == 0 {

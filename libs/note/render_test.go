@@ -13,7 +13,7 @@ import (
 // renderPending runs the background renderer and fails the test on an error.
 func (h *harness) renderPending(t *testing.T) {
 	t.Helper()
-	if err := h.core.RenderPending(context.Background()); err != nil {
+	if err := h.renders.RenderPending(context.Background()); err != nil {
 		t.Fatalf("RenderPending: %v", err)
 	}
 }
@@ -66,10 +66,10 @@ func TestRenderOnce(t *testing.T) {
 		h.renderer.upgrade()                // and the renderer is newer than the render
 		h.settle()
 		for range 3 {
-			if _, err := h.core.ReadView(ctx, p.CUID); err != nil {
+			if _, err := h.read.ReadView(ctx, p.CUID); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := h.core.ReadPage(ctx, p.CUID); err != nil {
+			if _, err := h.read.ReadPage(ctx, p.CUID); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -114,7 +114,7 @@ func TestRenderOnce(t *testing.T) {
 		// A second process on the same store, whose RenderPending runs while the first
 		// renders.
 		other := &fakeRenderer{version: 2}
-		second := note.NewCore(h.store, note.Config{Now: h.clock.Now, PublicURL: publicURL, Renderer: other, Blobs: h.blobs})
+		second := note.NewRenders(h.store, other, note.Config{Now: h.clock.Now, PublicURL: publicURL})
 		h.renderer.during = func() {
 			if err := second.RenderPending(ctx); err != nil {
 				t.Errorf("the second RenderPending: %v", err)

@@ -11,7 +11,7 @@ import (
 )
 
 // NameHit is an active publication that one of the looked-up keys names, as
-// Storer.ResolveNames finds it in the link index.
+// LinkStore.ResolveNames finds it in the link index.
 type NameHit struct {
 	Name
 	CUID      string
@@ -20,7 +20,7 @@ type NameHit struct {
 	ExpiresAt *time.Time
 }
 
-// ResolveNames is Storer.ResolveNames, or the same read within Storer.Update's
+// ResolveNames is LinkStore.ResolveNames, or the same read within PublishStore.Update's
 // transaction: the update's warnings must not wait for another connection (SQLite has
 // one).
 type ResolveNames func(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]NameHit, error)
@@ -108,7 +108,7 @@ func (l lookup) pick(from string, hits map[Name][]NameHit) (NameHit, bool) {
 // resolveLinks finds the publication each of links names, from the note at from, with
 // one call of resolve: targets[i] is links.List[i]'s, its CUID empty when none. An image's
 // name never names a note.
-func (c *Core) resolveLinks(ctx context.Context, accountCUID, from string, links Links, resolve ResolveNames) ([]NameHit, error) {
+func (c *core) resolveLinks(ctx context.Context, accountCUID, from string, links Links, resolve ResolveNames) ([]NameHit, error) {
 	targets, err := c.resolveSets(ctx, accountCUID, []linkSet{{from, links}}, resolve)
 	if err != nil {
 		return nil, err
@@ -124,7 +124,7 @@ type linkSet struct {
 
 // resolveSets is resolveLinks of several notes of the account with one call of resolve:
 // targets[k][i] is what sets[k]'s link i names.
-func (c *Core) resolveSets(ctx context.Context, accountCUID string, sets []linkSet, resolve ResolveNames) ([][]NameHit, error) {
+func (c *core) resolveSets(ctx context.Context, accountCUID string, sets []linkSet, resolve ResolveNames) ([][]NameHit, error) {
 	lookups := make([][]lookup, len(sets))
 	var keys []string
 	seen := map[string]bool{}

@@ -7,7 +7,7 @@ import (
 	"github.com/sharenote/sharenote/libs/note/notetest"
 )
 
-// The fake keeps note.Storer's contract, as notedb's store does on both databases: the
+// The fake keeps the store ports' contract (notetest), as notedb's store does on both databases: the
 // domain's tests on the fake hold for the real store.
 func TestFakeStoreKeepsTheStorerContract(t *testing.T) {
 	notetest.StorerContract(t, func(*testing.T) notetest.Subject {

@@ -49,8 +49,8 @@ func (p Patch) Empty() bool {
 // Then a patch with If-Match fails with ErrStale (the etag it named is gone); one without
 // is decided and rendered once more, and fails with ErrBusy if the publication changed
 // again.
-func (c *Core) Update(ctx context.Context, accountCUID, cuid string, patch Patch) (Publication, error) {
-	now := c.Now()
+func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch Patch) (Publication, error) {
+	now := c.stamp()
 	var added []StoredImage
 	reservation := ""
 	if patch.Upload != nil {
@@ -142,7 +142,7 @@ func (p Patch) matches(etag string) bool {
 // applyPatch changes p as patch says, at now, and returns what new content's links lead
 // to (nil without new content): images are the names of the publication's images and
 // resolve finds the notes new content links to (nil is enough without new content).
-func (c *Core) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string, resolve ResolveNames) ([]NameHit, error) {
+func (c *Publisher) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string, resolve ResolveNames) ([]NameHit, error) {
 	if patch.Title.Set {
 		p.Title = patch.Title.Value
 	}
@@ -197,14 +197,14 @@ func equalTimes(a, b *time.Time) bool {
 }
 
 // Unpublish ends public access to the owner's publication and releases its image bytes.
-func (c *Core) Unpublish(ctx context.Context, accountCUID, cuid string) error {
+func (c *Publisher) Unpublish(ctx context.Context, accountCUID, cuid string) error {
 	// Its names, for the notes that link to it.
 	v, err := c.store.FindView(ctx, cuid)
 	if err != nil {
 		return err
 	}
 	change := unpublishChange(v)
-	if err := c.store.Unpublish(ctx, cuid, accountCUID, c.Now(), change); err != nil {
+	if err := c.store.Unpublish(ctx, cuid, accountCUID, c.stamp(), change); err != nil {
 		return err
 	}
 	c.tell(ctx, change)

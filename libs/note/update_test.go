@@ -31,7 +31,7 @@ func TestUpdateIfMatch(t *testing.T) {
 			h.settle()
 
 			content := "second"
-			got, err := h.core.Update(context.Background(), author, p.CUID,
+			got, err := h.pub.Update(context.Background(), author, p.CUID,
 				note.Patch{Content: &content, Title: note.Optional[string]{Set: true, Value: new("New title")}, IfMatch: tc.ifMatch(p.ETag)})
 			after := h.stored(t, p.CUID)
 			if !tc.stale {
@@ -78,12 +78,12 @@ func TestUpdateExpiryReactivates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t, 0)
 			expires := start.Add(time.Hour)
-			p, err := h.core.Publish(context.Background(), author, note.Draft{Content: "body", Title: new("Soon"), ExpiresAt: &expires})
+			p, err := h.pub.Publish(context.Background(), author, note.Draft{Content: "body", Title: new("Soon"), ExpiresAt: &expires})
 			if err != nil {
 				t.Fatal(err)
 			}
 			h.clock.Advance(2 * time.Hour)
-			if _, err := h.core.ReadView(context.Background(), p.CUID); !errors.Is(err, note.ErrNotFound) {
+			if _, err := h.read.ReadView(context.Background(), p.CUID); !errors.Is(err, note.ErrNotFound) {
 				t.Fatalf("read of an expired note = %v, want ErrNotFound", err)
 			}
 
@@ -91,7 +91,7 @@ func TestUpdateExpiryReactivates(t *testing.T) {
 			if s := got.Status(h.clock.Now()); s != tc.status {
 				t.Fatalf("status after the patch = %s, want %s", s, tc.status)
 			}
-			_, err = h.core.ReadView(context.Background(), p.CUID)
+			_, err = h.read.ReadView(context.Background(), p.CUID)
 			if tc.status == note.Active && err != nil {
 				t.Fatalf("read after the patch = %v, want the note", err)
 			}

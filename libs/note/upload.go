@@ -56,7 +56,7 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, reserveChunk); return
 // exceeded. Publish commits the reservation with the publication; Abort undoes an upload
 // that does not end in a publish.
 type Upload struct {
-	core    *Core
+	pub     *Publisher
 	account string
 	cuid    string // the publication's: a new one's is chosen before its images arrive
 	id      string // the reservation's
@@ -72,15 +72,15 @@ type Upload struct {
 }
 
 // NewUpload starts the upload of a publish by accountCUID.
-func (c *Core) NewUpload(accountCUID string) *Upload {
-	return &Upload{core: c, account: accountCUID, cuid: cuid.New(), id: cuid.New()}
+func (c *Publisher) NewUpload(accountCUID string) *Upload {
+	return &Upload{pub: c, account: accountCUID, cuid: cuid.New(), id: cuid.New()}
 }
 
 // NewUploadTo starts the upload of images to the publication noteCUID (a multipart
 // PATCH); Update checks that the account owns it. An image replaces the same-named one,
 // and is charged against the quota for the difference of their sizes.
-func (c *Core) NewUploadTo(accountCUID, noteCUID string) *Upload {
-	return &Upload{core: c, account: accountCUID, cuid: noteCUID, id: cuid.New(), replaces: []string{}}
+func (c *Publisher) NewUploadTo(accountCUID, noteCUID string) *Upload {
+	return &Upload{pub: c, account: accountCUID, cuid: noteCUID, id: cuid.New(), replaces: []string{}}
 }
 
 // Add streams one image, whose media type CheckImage found, from r into the object
@@ -98,7 +98,7 @@ func (u *Upload) Add(ctx context.Context, filename, mediaType string, r io.Reade
 	buf := chunks.Get().(*[]byte)
 	defer chunks.Put(buf)
 	rr := &reservingReader{ctx: ctx, u: u, filename: filename, src: r, sum: sha256.New(), buf: (*buf)[:0]}
-	_, err := u.core.blobs.Put(ctx, key, rr, -1, mediaType)
+	_, err := u.pub.blobs.Put(ctx, key, rr, -1, mediaType)
 	if rr.err != nil {
 		// The request's or the quota's error says more than what the store made of it.
 		return rr.err
@@ -107,7 +107,7 @@ func (u *Upload) Add(ctx context.Context, filename, mediaType string, r io.Reade
 		return fmt.Errorf("store image %s: %w", filename, err)
 	}
 	u.images = append(u.images, StoredImage{AccountCUID: u.account, PublicationCUID: u.cuid, Filename: filename,
-		MediaType: mediaType, Size: rr.n, SHA256: hex.EncodeToString(rr.sum.Sum(nil)), BlobKey: key, CreatedAt: u.core.Now()})
+		MediaType: mediaType, Size: rr.n, SHA256: hex.EncodeToString(rr.sum.Sum(nil)), BlobKey: key, CreatedAt: u.pub.stamp()})
 	return nil
 }
 
@@ -121,9 +121,9 @@ func (u *Upload) Abort(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	err := u.core.blobs.Delete(ctx, u.keys...)
+	err := u.pub.blobs.Delete(ctx, u.keys...)
 	if err == nil {
-		err = u.core.store.Release(ctx, u.id)
+		err = u.pub.uploads.Release(ctx, u.id)
 	}
 	if err == nil {
 		u.done = true
@@ -194,7 +194,7 @@ func (r *reservingReader) fill() error {
 	if n == 0 && images == 0 {
 		return nil
 	}
-	if err := u.core.store.Reserve(r.ctx, Reservation{ID: u.id, Note: u.cuid, Account: u.account, Create: !u.reserved, Bytes: int64(n), Images: images, Replaces: u.replaces, Quota: u.core.quota, Expires: u.core.Now().Add(UploadTimeout)}); err != nil {
+	if err := u.pub.uploads.Reserve(r.ctx, Reservation{ID: u.id, Note: u.cuid, Account: u.account, Create: !u.reserved, Bytes: int64(n), Images: images, Replaces: u.replaces, Quota: u.pub.quota, Expires: u.pub.stamp().Add(UploadTimeout)}); err != nil {
 		return err
 	}
 	r.started, u.reserved = true, true

@@ -23,13 +23,13 @@ func TestUploadSettlesOrAborts(t *testing.T) {
 	ctx := context.Background()
 	t.Run("a publish settles the reservation: the bytes stay charged, as the images'", func(t *testing.T) {
 		h := newHarness(t, 10_000)
-		u := h.core.NewUpload(author)
+		u := h.pub.NewUpload(author)
 		add(t, u, "a.png", 1000)
 		add(t, u, "b.png", 500)
 		if n := h.store.reservationCount(); n != 1 {
 			t.Fatalf("%d reservations while uploading, want 1", n)
 		}
-		p, err := h.core.Publish(ctx, author, note.Draft{Content: "![[a.png]] ![[b.png]]", Upload: u})
+		p, err := h.pub.Publish(ctx, author, note.Draft{Content: "![[a.png]] ![[b.png]]", Upload: u})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,11 +45,11 @@ func TestUploadSettlesOrAborts(t *testing.T) {
 		if n := len(h.blobs.keys()); n != 2 {
 			t.Fatalf("an Abort after the publish left %d objects, want the 2 images", n)
 		}
-		iv, err := h.core.ReadImage(ctx, author, p.CUID, "a.png")
+		iv, err := h.images.ReadImage(ctx, author, p.CUID, "a.png")
 		if err != nil || iv.Image.Size != 1000 {
 			t.Fatalf("ReadImage = %+v, %v", iv.Image, err)
 		}
-		rc, err := h.core.OpenImage(ctx, iv.Image, 0, -1)
+		rc, err := h.images.OpenImage(ctx, iv.Image, 0, -1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,7 +63,7 @@ func TestUploadSettlesOrAborts(t *testing.T) {
 	})
 	t.Run("Abort releases the reservation and deletes the objects", func(t *testing.T) {
 		h := newHarness(t, 10_000)
-		u := h.core.NewUpload(author)
+		u := h.pub.NewUpload(author)
 		add(t, u, "a.png", 1000)
 		add(t, u, "b.png", 500)
 		if len(h.blobs.keys()) != 2 || h.store.accountUsage(author).bytes != 1500 {
@@ -81,7 +81,7 @@ func TestUploadSettlesOrAborts(t *testing.T) {
 	})
 	t.Run("a refused image is aborted with what came before it", func(t *testing.T) {
 		h := newHarness(t, 1500)
-		u := h.core.NewUpload(author)
+		u := h.pub.NewUpload(author)
 		add(t, u, "a.png", 1000)
 		if err := u.Add(ctx, "b.png", "image/png", bytes.NewReader(make([]byte, 501))); !errors.Is(err, note.ErrQuotaExceeded) {
 			t.Fatalf("add over the quota = %v, want ErrQuotaExceeded", err)
@@ -98,7 +98,7 @@ func TestUploadSettlesOrAborts(t *testing.T) {
 	})
 	t.Run("a publish whose reservation the reaper released fails and stores nothing", func(t *testing.T) {
 		h := newHarness(t, 10_000)
-		u := h.core.NewUpload(author)
+		u := h.pub.NewUpload(author)
 		add(t, u, "a.png", 1000)
 		for _, id := range h.store.reservationIDs() { // the reaper's doing
 			if err := h.store.Release(ctx, id); err != nil {
@@ -106,7 +106,7 @@ func TestUploadSettlesOrAborts(t *testing.T) {
 			}
 		}
 		h.settle()
-		if _, err := h.core.Publish(ctx, author, note.Draft{Content: "![[a.png]]", Title: new("T"), Upload: u}); !errors.Is(err, note.ErrUploadExpired) {
+		if _, err := h.pub.Publish(ctx, author, note.Draft{Content: "![[a.png]]", Title: new("T"), Upload: u}); !errors.Is(err, note.ErrUploadExpired) {
 			t.Fatalf("publish = %v, want ErrUploadExpired", err)
 		}
 		if h.notifier.calls != nil {
@@ -118,15 +118,15 @@ func TestUploadSettlesOrAborts(t *testing.T) {
 	})
 	t.Run("a replacement is charged the difference", func(t *testing.T) {
 		h := newHarness(t, 1500)
-		u := h.core.NewUpload(author)
+		u := h.pub.NewUpload(author)
 		add(t, u, "a.png", 1000)
-		p, err := h.core.Publish(ctx, author, note.Draft{Content: "![[a.png]]", Upload: u})
+		p, err := h.pub.Publish(ctx, author, note.Draft{Content: "![[a.png]]", Upload: u})
 		if err != nil {
 			t.Fatal(err)
 		}
-		u = h.core.NewUploadTo(author, p.CUID)
+		u = h.pub.NewUploadTo(author, p.CUID)
 		add(t, u, "a.png", 1200) // 2200 bytes while uploading, 1200 once committed
-		if _, err := h.core.Update(ctx, author, p.CUID, note.Patch{Upload: u}); err != nil {
+		if _, err := h.pub.Update(ctx, author, p.CUID, note.Patch{Upload: u}); err != nil {
 			t.Fatal(err)
 		}
 		if got, n := h.store.accountUsage(author), h.store.reservationCount(); got != (usage{bytes: 1200, images: 1}) || n != 0 {

@@ -21,11 +21,11 @@ type Version struct {
 }
 
 // Versions lists the owner's snapshots of a publication, newest first.
-func (c *Core) Versions(ctx context.Context, accountCUID, cuid string) ([]VersionMeta, error) {
+func (c *History) Versions(ctx context.Context, accountCUID, cuid string) ([]VersionMeta, error) {
 	return c.store.Versions(ctx, cuid, accountCUID)
 }
 
 // Version returns one snapshot.
-func (c *Core) Version(ctx context.Context, accountCUID, cuid string, number int64) (Version, error) {
+func (c *History) Version(ctx context.Context, accountCUID, cuid string, number int64) (Version, error) {
 	return c.store.Version(ctx, cuid, accountCUID, number)
 }

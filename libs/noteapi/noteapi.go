@@ -72,15 +72,10 @@ func queryCode(key string) string {
 	}
 }
 
-// PageURL returns the public URL of a publication, its page, as every response that
-// names a publication gives it.
-func PageURL(notes *note.Core, cuid string) string {
-	return routes.NotePage.URL(notes.PublicURL(), cuid)
-}
-
-// Ref names a publication in a response: its cuid and its page's URL.
-func Ref(notes *note.Core, cuid string) wire.Ref {
-	return wire.Ref{Cuid: cuid, URL: PageURL(notes, cuid)}
+// Ref names a publication in a response: its cuid and the URL of its page under
+// publicURL ({base_url}).
+func Ref(publicURL, cuid string) wire.Ref {
+	return wire.Ref{Cuid: cuid, URL: routes.NotePage.URL(publicURL, cuid)}
 }
 
 // Warnings returns the response's warnings array: empty, never null, when there are none.

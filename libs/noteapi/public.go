@@ -241,7 +241,7 @@ func ETagMatches(header, etag string) bool {
 
 // LoadView returns the Read.Load of a publication's read: it keeps the stale entry when
 // the entry can tell that nothing it shows changed (Entry.Unchanged: a page's sources);
-// else it loads the view of cuid through read (note.Core's ReadView, or ReadPage for a
+// else it loads the view of cuid through read (note.Reader's ReadView, or ReadPage for a
 // read that shows its links), answers a negative entry when the publication is not
 // active, reuses the stale entry's bytes when tag gives its validator (nothing the bytes
 // show has changed), and otherwise builds the entry with that validator.

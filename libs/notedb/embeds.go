@@ -20,11 +20,11 @@ FROM (SELECT cuid, title, path, render_links, render_outline, etag, render_id, e
 	SUM(html_bytes) OVER (ORDER BY html_bytes, cuid) AS upto
 	FROM publications WHERE cuid IN ? AND account_cuid = ? AND NOT unpublished) w`
 
-// Embedded implements note.Storer: one statement by primary key, the account and the
+// Embedded implements note.ReadStore: one statement by primary key, the account and the
 // state checked on the rows (expiry in Go, as both databases agree on it there). The HTML
 // is read only of the smallest renders that fit maxBytes together, sized by their stored
 // length (html_bytes) without reading them; the others come without it (Over).
-func (s *Store) Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]note.Embedded, error) {
+func (s *Reads) Embedded(ctx context.Context, accountCUID string, cuids []string, now time.Time, maxBytes int) ([]note.Embedded, error) {
 	var rows []struct {
 		CUID          string `gorm:"column:cuid"`
 		Title, Path   *string

@@ -57,7 +57,7 @@ func replaceImages(tx *gorm.DB, cuid, accountCUID string, images []note.StoredIm
 	return insertImages(tx, images)
 }
 
-// Reserve implements note.Storer. The account's usage is raised with one conditional
+// Reserve implements note.UploadStore. The account's usage is raised with one conditional
 // UPDATE: under concurrency Postgres re-checks the condition after waiting for the row
 // lock (and SQLite has one writer), so parallel uploads can never push the usage past
 // quota nor the count past note.MaxImagesPerAccount. The count is a column beside the
@@ -109,7 +109,7 @@ func (s *Store) Reserve(ctx context.Context, r note.Reservation) error {
 	}))
 }
 
-// Release implements note.Storer.
+// Release implements note.UploadStore.
 func (s *Store) Release(ctx context.Context, id string) error {
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		_, err := release(tx, "id = ?", id)
@@ -142,8 +142,8 @@ func release(tx *gorm.DB, where string, args ...any) ([]reservation, error) {
 	return rs, nil
 }
 
-// FindImageView implements note.Storer.
-func (s *Store) FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (note.ImageView, error) {
+// FindImageView implements note.ImageStore.
+func (s *Reads) FindImageView(ctx context.Context, userCUID, noteCUID, filename string) (note.ImageView, error) {
 	var row struct {
 		Image          imageRow `gorm:"embedded"`
 		Owner          ownerRow `gorm:"embedded"`
@@ -169,8 +169,8 @@ func (s *Store) FindImageView(ctx context.Context, userCUID, noteCUID, filename 
 	return note.ImageView{Image: img, Note: note.View{Publication: p, Owner: row.Owner.settings()}}, nil
 }
 
-// LegacyImage implements note.Storer.
-func (s *Store) LegacyImage(ctx context.Context, key string) ([]byte, error) {
+// LegacyImage implements note.ImageStore.
+func (s *Reads) LegacyImage(ctx context.Context, key string) ([]byte, error) {
 	var data []byte
 	err := s.db.WithContext(ctx).Raw("SELECT data FROM blobs WHERE key = ?", key).Row().Scan(&data)
 	if errors.Is(err, sql.ErrNoRows) {

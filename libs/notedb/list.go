@@ -12,7 +12,7 @@ import (
 // listColumns are the columns of the owner's list: not the content or its render.
 const listColumns = "cuid, account_cuid, title, summary, path, show_properties, expires_at, unpublished, created_ms, created_at, updated_at, etag"
 
-// List implements note.Storer.
+// List implements note.HistoryStore.
 func (s *Store) List(ctx context.Context, accountCUID string, after *note.Cursor, limit int) ([]note.Publication, error) {
 	q := s.db.WithContext(ctx).Select(listColumns).Where("account_cuid = ? AND NOT unpublished", accountCUID)
 	if after != nil {
@@ -35,7 +35,7 @@ func (s *Store) List(ctx context.Context, accountCUID string, after *note.Cursor
 	return out, nil
 }
 
-// CursorKey implements note.Storer. Every replica reads the same key; the first to need
+// CursorKey implements note.HistoryStore. Every replica reads the same key; the first to need
 // it creates it, and a concurrent creator's insert is ignored.
 func (s *Store) CursorKey(ctx context.Context) ([]byte, error) {
 	fresh := make([]byte, 32)

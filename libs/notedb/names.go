@@ -80,8 +80,8 @@ func checkPathFree(tx *gorm.DB, p note.Publication) error {
 	return &note.PathTakenError{Path: *p.Path, Holder: holder}
 }
 
-// ResolveNames implements note.Storer.
-func (s *Store) ResolveNames(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]note.NameHit, error) {
+// ResolveNames implements note.LinkStore.
+func (s *Reads) ResolveNames(ctx context.Context, accountCUID string, keys []string, now time.Time) ([]note.NameHit, error) {
 	return resolveNames(s.db.WithContext(ctx), accountCUID, keys, now)
 }
 
@@ -130,8 +130,8 @@ func resolveNames(tx *gorm.DB, accountCUID string, keys []string, now time.Time)
 	return hits, db.Classify(rows.Err())
 }
 
-// Outlines implements note.Storer.
-func (s *Store) Outlines(ctx context.Context, cuids []string) (map[string]string, error) {
+// Outlines implements note.LinkStore.
+func (s *Reads) Outlines(ctx context.Context, cuids []string) (map[string]string, error) {
 	var rows []struct {
 		CUID          string `gorm:"column:cuid"`
 		RenderOutline string
@@ -147,7 +147,7 @@ func (s *Store) Outlines(ctx context.Context, cuids []string) (map[string]string
 	return out, nil
 }
 
-// IndexNames implements note.Storer: it writes the link index rows of up to limit
+// IndexNames implements note.RenderStore: it writes the link index rows of up to limit
 // publications whose rows an older version of the rules wrote (or none: those published
 // before the index), and returns their accounts.
 func (s *Store) IndexNames(ctx context.Context, limit int) ([]string, error) {

@@ -1,27 +1,49 @@
 // Package notedb stores publications, version snapshots and image metadata with gorm, on
-// Postgres or SQLite; image bytes are in the object store (libs/blob).
+// Postgres or SQLite. Image bytes are in the object store, which the note domain alone
+// reads and writes (note.Images, note.Publisher, note.Reaper): nothing here touches it.
 package notedb
 
 import (
 	"gorm.io/gorm"
 
-	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
 )
 
-var _ note.Storer = (*Store)(nil)
+// The use cases' ports each store implements.
+var (
+	_ interface {
+		note.PublishStore
+		note.UploadStore
+		note.RenderStore
+		note.HistoryStore
+		note.ReapStore
+	} = (*Store)(nil)
+	_ interface {
+		note.ReadStore
+		note.CardStore
+		note.ImageStore
+	} = (*Reads)(nil)
+)
 
-// Store implements note.Storer.
+// Reads reads publications, for the public: it writes nothing, so that a target whose
+// database role may only read (app.ReadOnly) is given this and no more.
+type Reads struct {
+	db *gorm.DB
+}
+
+// NewReads returns the Reads on gdb.
+func NewReads(gdb *gorm.DB) *Reads { return &Reads{db: gdb} }
+
+// Store stores publications: it does what Reads does, and writes.
 type Store struct {
-	db    *gorm.DB
-	blobs blob.Store
+	Reads
 	// outbox takes the edge purges of the changes, in their transactions; nil: no edge.
 	outbox *edge.Outbox
 }
 
-// New returns a Store on gdb whose images' bytes are in blobs.
-func New(gdb *gorm.DB, blobs blob.Store) *Store { return &Store{db: gdb, blobs: blobs} }
+// New returns a Store on gdb.
+func New(gdb *gorm.DB) *Store { return &Store{Reads: Reads{db: gdb}} }
 
 // WithOutbox makes s write the edge purges of its changes to o in their transactions.
 func (s *Store) WithOutbox(o *edge.Outbox) *Store { s.outbox = o; return s }

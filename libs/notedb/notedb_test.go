@@ -31,7 +31,7 @@ func newFixture(t *testing.T, b testkit.Backend) fixture {
 	t.Helper()
 	gdb := testkit.OpenDB(t, b)
 	owner, _ := newAccount(t, gdb, "Ada")
-	return fixture{store: notedb.New(gdb, testkit.OpenBlobs(t, b)), owner: owner, now: time.Now().UTC().Truncate(time.Millisecond)}
+	return fixture{store: notedb.New(gdb), owner: owner, now: time.Now().UTC().Truncate(time.Millisecond)}
 }
 
 // newAccount makes an account called name whose settings are not the defaults (a dark

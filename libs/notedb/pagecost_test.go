@@ -41,24 +41,25 @@ func TestAPageOfLargeEmbedsReadsWithinItsAllowance(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
 		store := &countingStore{Store: f.store}
-		core := note.NewCore(store, note.Config{Now: time.Now, PublicURL: "http://127.0.0.1", Quota: 1e9, Renderer: app.Renderer{},
-			Blobs: testkit.OpenBlobs(t, b)})
+		cfg := note.Config{Now: time.Now, PublicURL: "http://127.0.0.1", Quota: 1e9}
+		pub := note.NewPublisher(f.store, f.store, app.Renderer{}, testkit.OpenBlobs(t, b), cfg)
+		reader := note.NewReader(store, app.Renderer{}, cfg)
 		ctx := context.Background()
 		var page strings.Builder
 		for k := range 20 {
 			path := fmt.Sprintf("Big %d.md", k)
-			if _, err := core.Publish(ctx, f.owner, note.Draft{Content: load.Sectioned(fmt.Sprintf("The small part of note %d.", k), 1_800_000), Path: &path}); err != nil {
+			if _, err := pub.Publish(ctx, f.owner, note.Draft{Content: load.Sectioned(fmt.Sprintf("The small part of note %d.", k), 1_800_000), Path: &path}); err != nil {
 				t.Fatal(err)
 			}
 			fmt.Fprintf(&page, "![[Big %d#Small]]\n\n", k)
 		}
 		path := "Page.md"
-		p, err := core.Publish(ctx, f.owner, note.Draft{Content: page.String(), Path: &path})
+		p, err := pub.Publish(ctx, f.owner, note.Draft{Content: page.String(), Path: &path})
 		if err != nil {
 			t.Fatal(err)
 		}
 		store.htmlBytes = 0
-		v, err := core.ReadPage(ctx, p.CUID)
+		v, err := reader.ReadPage(ctx, p.CUID)
 		if err != nil {
 			t.Fatal(err)
 		}

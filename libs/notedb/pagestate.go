@@ -26,8 +26,8 @@ SELECT 2, a.display_name, a.theme, a.accent_color, a.font,
 	CASE WHEN a.show_author THEN 1 ELSE 0 END, CASE WHEN a.indexable THEN 1 ELSE 0 END, NULL
 	FROM accounts a WHERE a.cuid = ?`
 
-// PageState implements note.Storer.
-func (s *Store) PageState(ctx context.Context, accountCUID string, cuids, keys []string, now time.Time) (note.PageState, error) {
+// PageState implements note.ReadStore.
+func (s *Reads) PageState(ctx context.Context, accountCUID string, cuids, keys []string, now time.Time) (note.PageState, error) {
 	var rows *sql.Rows
 	var err error
 	if s.db.Dialector.Name() == "postgres" {

@@ -10,7 +10,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// Create implements note.Storer. A note without images is one batch (db.Batch): its row,
+// Create implements note.PublishStore. A note without images is one batch (db.Batch): its row,
 // its names in the link index and the edge's purge, in one round trip on Postgres. A note
 // with images also settles their reservation, whose absence must undo the rest: a
 // transaction. Either way, a path another publication holds is found by the unique index

@@ -8,8 +8,8 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 )
 
-// FindView implements note.Storer.
-func (s *Store) FindView(ctx context.Context, cuid string) (note.View, error) {
+// FindView implements note.ViewStore.
+func (s *Reads) FindView(ctx context.Context, cuid string) (note.View, error) {
 	var row struct {
 		Pub   publicationRow `gorm:"embedded"`
 		Owner ownerRow       `gorm:"embedded"`
@@ -26,8 +26,8 @@ func (s *Store) FindView(ctx context.Context, cuid string) (note.View, error) {
 	return note.View{Publication: p, Owner: row.Owner.settings()}, nil
 }
 
-// FindCard implements note.Storer: the columns a card shows, never the body.
-func (s *Store) FindCard(ctx context.Context, cuid string) (note.View, error) {
+// FindCard implements note.CardStore: the columns a card shows, never the body.
+func (s *Reads) FindCard(ctx context.Context, cuid string) (note.View, error) {
 	var row struct {
 		CUID        string `gorm:"column:cuid"`
 		AccountCUID string `gorm:"column:account_cuid"`

@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// SaveRender implements note.Storer. A new render purges both of the note's keys from the
+// SaveRender implements note.RenderStore. A new render purges both of the note's keys from the
 // edge, soft: its reads, the pages that embed it, and those that link to it (the anchors
 // of links into it may have moved).
 func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string, change note.Change) error {
@@ -33,7 +33,7 @@ func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string,
 	return db.Classify(s.db.WithContext(ctx).Transaction(save))
 }
 
-// ClaimRenders implements note.Storer. One statement claims: on Postgres, a second
+// ClaimRenders implements note.RenderStore. One statement claims: on Postgres, a second
 // process's UPDATE of a row claimed meanwhile waits for the first and re-checks the
 // retry time on the row it then sees, so it skips the row; SQLite has one writer.
 func (s *Store) ClaimRenders(ctx context.Context, version int, now, until time.Time, limit int) ([]string, error) {

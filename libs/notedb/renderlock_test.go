@@ -51,8 +51,10 @@ func TestAnUpdateRendersOutsideItsTransaction(t *testing.T) {
 			owners = append(owners, creds.UserCUID)
 		}
 		gate := gatedRenderer{began: make(chan string), release: make(chan struct{})}
-		core := note.NewCore(notedb.New(gdb, testkit.OpenBlobs(t, b)), note.Config{Now: time.Now, PublicURL: "http://127.0.0.1", Quota: 1e9,
-			Renderer: gate, Blobs: testkit.OpenBlobs(t, b)})
+		store := notedb.New(gdb)
+		cfg := note.Config{Now: time.Now, PublicURL: "http://127.0.0.1", Quota: 1e9}
+		core := note.NewPublisher(store, store, gate, testkit.OpenBlobs(t, b), cfg)
+		reader := note.NewReader(notedb.NewReads(gdb), gate, cfg)
 		ann, bob := owners[0], owners[1]
 		n, err := core.Publish(ctx, ann, note.Draft{Content: "first words"})
 		if err != nil {
@@ -84,7 +86,7 @@ func TestAnUpdateRendersOutsideItsTransaction(t *testing.T) {
 		}
 		read := func() note.Publication {
 			t.Helper()
-			v, err := core.ReadView(ctx, n.CUID)
+			v, err := reader.ReadView(ctx, n.CUID)
 			if err != nil {
 				t.Fatal(err)
 			}

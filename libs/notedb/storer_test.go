@@ -8,11 +8,10 @@ import (
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
-// The store keeps note.Storer's contract on both databases, each case on a database of
+// The store keeps the store ports' contract (notetest) on both databases, each case on a database of
 // its own.
 func TestStoreKeepsTheStorerContract(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		blobs := testkit.OpenBlobs(t, b) // No Storer method the contract calls reads them.
 		notetest.StorerContract(t, func(t *testing.T) notetest.Subject {
 			fresh := b
 			if b.Name == "postgres" {
@@ -23,7 +22,7 @@ func TestStoreKeepsTheStorerContract(t *testing.T) {
 			gdb := testkit.OpenDB(t, fresh)
 			owner, settings := newAccount(t, gdb, "Ada")
 			other, _ := newAccount(t, gdb, "Bob")
-			return notetest.Subject{Store: notedb.New(gdb, blobs), Owner: owner, Other: other, Settings: settings}
+			return notetest.Subject{Store: notedb.New(gdb), Owner: owner, Other: other, Settings: settings}
 		})
 	})
 }

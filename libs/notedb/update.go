@@ -16,7 +16,7 @@ func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
 	return tx.Where("cuid = ? AND account_cuid = ? AND NOT unpublished", cuid, accountCUID)
 }
 
-// Update implements note.Storer. A path another publication holds is found by the unique
+// Update implements note.PublishStore. A path another publication holds is found by the unique
 // index publications_path (Create).
 func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
 	apply func(*note.Publication, []string) (note.Change, error)) (note.Publication, error) {
@@ -80,7 +80,7 @@ func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.T
 	return out, nil
 }
 
-// Editable implements note.Storer.
+// Editable implements note.PublishStore.
 func (s *Store) Editable(ctx context.Context, cuid, accountCUID string, images []note.StoredImage) (note.Publication, []string, error) {
 	d := s.db.WithContext(ctx)
 	var row publicationRow
@@ -110,7 +110,7 @@ func imageNames(tx *gorm.DB, cuid string, images []note.StoredImage) ([]string, 
 	return names, nil
 }
 
-// Unpublish implements note.Storer.
+// Unpublish implements note.PublishStore.
 func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time, change note.Change) error {
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := owned(tx.Model(&publicationRow{}), cuid, accountCUID).Updates(map[string]any{"unpublished": true, "updated_at": now})

@@ -9,7 +9,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// Versions implements note.Storer.
+// Versions implements note.HistoryStore.
 func (s *Store) Versions(ctx context.Context, cuid, accountCUID string) ([]note.VersionMeta, error) {
 	if err := s.exists(ctx, cuid, accountCUID); err != nil {
 		return nil, err
@@ -41,7 +41,7 @@ func lengthBytes(gdb *gorm.DB) string {
 	return "length(CAST(content AS BLOB))"
 }
 
-// Version implements note.Storer.
+// Version implements note.HistoryStore.
 func (s *Store) Version(ctx context.Context, cuid, accountCUID string, number int64) (note.Version, error) {
 	if err := s.exists(ctx, cuid, accountCUID); err != nil {
 		return note.Version{}, err

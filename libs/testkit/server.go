@@ -297,3 +297,11 @@ func Run(t *testing.T, b Backend, program app.Program, env map[string]string, ar
 	code = program.Main(context.Background(), cli.Env{Getenv: func(k string) string { return vars[k] }, Stdout: &out, Stderr: &errOut}, args)
 	return code, out.String(), errOut.String()
 }
+
+// Arranger is a target of tests alone that serves nothing and needs what the note
+// domain's Publisher needs. A test of one target adds it to the targets it starts, so that
+// App.Deps().Publisher() arranges notes in that process as a publish target beside it
+// would; the tested target is still built from its own Needs alone.
+var Arranger = app.Target{Name: "test-arranger",
+	Needs: app.Needs{Database: app.ReadWrite, ObjectStore: true, Renderer: true},
+	New:   func(app.Deps) (app.Parts, error) { return app.Parts{}, nil }}

@@ -17,13 +17,13 @@ import (
 
 // api serves image bytes.
 type api struct {
-	notes  *note.Core
+	images *note.Images
 	public *noteapi.Public
 }
 
 // newAPI returns the API; reads are answered by public.
-func newAPI(notes *note.Core, public *noteapi.Public) *api {
-	return &api{notes: notes, public: public}
+func newAPI(images *note.Images, public *noteapi.Public) *api {
+	return &api{images: images, public: public}
 }
 
 // handlers attaches the handlers of the target to its routes; a route added to the
@@ -49,7 +49,7 @@ func (a *api) Read(c *gin.Context) {
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.ImageRead, ID: user + "/" + noteID + "/" + name, NotFound: noteapi.NotFoundJSON, Ranges: true,
 		Load: func(ctx context.Context, _ *readcache.Entry) (*readcache.Entry, error) {
-			iv, err := a.notes.ReadImage(ctx, user, noteID, name)
+			iv, err := a.images.ReadImage(ctx, user, noteID, name)
 			if errors.Is(err, note.ErrNotFound) {
 				return noteapi.Missing(noteID), nil
 			}
@@ -61,11 +61,11 @@ func (a *api) Read(c *gin.Context) {
 			if img.Size > maxHeldImage {
 				e.Size = img.Size
 				e.Open = func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
-					return a.notes.OpenImage(ctx, img, off, n)
+					return a.images.OpenImage(ctx, img, off, n)
 				}
 				return e, nil
 			}
-			rc, err := a.notes.OpenImage(ctx, img, 0, -1)
+			rc, err := a.images.OpenImage(ctx, img, 0, -1)
 			if err != nil {
 				return nil, err
 			}

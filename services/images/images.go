@@ -12,6 +12,10 @@ var Target = app.Target{Name: routes.Images, New: newParts,
 
 // newParts builds the parts of the images target.
 func newParts(d app.Deps) (app.Parts, error) {
-	a := newAPI(d.Notes, d.Public())
+	images, err := d.Images()
+	if err != nil {
+		return app.Parts{}, err
+	}
+	a := newAPI(images, d.Public())
 	return app.Parts{Handlers: a.handlers()}, nil
 }

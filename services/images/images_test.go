@@ -21,7 +21,7 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 // Only the images target is mounted; notes with images are published through the domain,
 // as the publish target does, because a target imports no other target, its tests neither.
-var targets = []app.Target{images.Target}
+var targets = []app.Target{images.Target, testkit.Arranger}
 
 // fixture is a server with an injected clock.
 type fixture struct {
@@ -52,7 +52,7 @@ func (f *fixture) publish(t *testing.T, acc testkit.Account, expires *time.Time,
 	for _, img := range imgs {
 		content.WriteString("![[" + img.Filename + "]]\n")
 	}
-	notes := f.App.Deps().Notes
+	notes := testkit.Must(f.App.Deps().Publisher())
 	up := notes.NewUpload(acc.UserCUID)
 	for _, img := range imgs {
 		if err := up.Add(context.Background(), img.Filename, img.MediaType, bytes.NewReader(img.Data)); err != nil {
@@ -262,7 +262,7 @@ func TestUnavailableImagesAreNotFound(t *testing.T) {
 			{"a filename that could never be uploaded", func(*testing.T) string { return path(owner.UserCUID, active.CUID, "a..png") }},
 			{"an unpublished note's image", func(t *testing.T) string {
 				f.get(t, unpublishedPaths[0], nil).Expect(t, http.StatusOK, "")
-				if err := f.App.Deps().Notes.Unpublish(ctx, owner.UserCUID, unpublished.CUID); err != nil {
+				if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(ctx, owner.UserCUID, unpublished.CUID); err != nil {
 					t.Fatal(err)
 				}
 				return unpublishedPaths[0]
@@ -327,11 +327,11 @@ func TestImageBytesCountUntilUnpublish(t *testing.T) {
 		f.get(t, lastingPaths[0], nil).Expect(t, http.StatusOK, "")
 		expect(t, all, "while expired")
 
-		if err := f.App.Deps().Notes.Unpublish(ctx, acc.UserCUID, expiring.CUID); err != nil {
+		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(ctx, acc.UserCUID, expiring.CUID); err != nil {
 			t.Fatal(err)
 		}
 		expect(t, int64(len(kept)), "right after unpublishing the expired note")
-		if err := f.App.Deps().Notes.Unpublish(ctx, acc.UserCUID, lasting.CUID); err != nil {
+		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(ctx, acc.UserCUID, lasting.CUID); err != nil {
 			t.Fatal(err)
 		}
 		expect(t, 0, "right after unpublishing the active note")

@@ -16,7 +16,7 @@ func (f *fixture) edited(t *testing.T, acc testkit.Account, imgs ...image) strin
 	t.Helper()
 	p, _ := f.publish(t, acc, nil, imgs...)
 	for _, text := range []string{"second", "third"} {
-		if _, err := f.App.Deps().Notes.Update(context.Background(), acc.UserCUID, p.CUID, note.Patch{Content: ptr(text)}); err != nil {
+		if _, err := testkit.Must(f.App.Deps().Publisher()).Update(context.Background(), acc.UserCUID, p.CUID, note.Patch{Content: ptr(text)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -29,7 +29,7 @@ func TestReapCommandPurgesNotesUnpublishedLongerThanTheRetention(t *testing.T) {
 		acc := f.NewAccount(t, "owner")
 		old, recent, live := f.edited(t, acc, pngs(t, 2)...), f.edited(t, acc), f.edited(t, acc)
 		for _, id := range []string{old, recent} {
-			if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, id); err != nil {
+			if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, id); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -90,7 +90,7 @@ func TestServingProcessPurgesUnpublishedNotesAfterTheRetention(t *testing.T) {
 	f := &fixture{Server: s, clock: clock}
 	acc := f.NewAccount(t, "owner")
 	id := f.edited(t, acc)
-	if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, id); err != nil {
+	if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, id); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond) // Several reaps, all within the retention.

@@ -50,7 +50,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 		if used := f.usage(t, acc); used != 6*size {
 			t.Fatalf("usage %d, want %d", used, 6*size)
 		}
-		if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, gone.CUID); err != nil {
+		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, gone.CUID); err != nil {
 			t.Fatal(err)
 		}
 		f.clock.Advance(time.Minute)
@@ -61,7 +61,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 			t.Fatalf("before reaping: %d rows, %d blobs; the bytes stay until the reaper runs", rows, blobs)
 		}
 
-		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs()).Reap(context.Background(), 2, 0)
+		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs()).Reap(context.Background(), 2, 0)
 		if err != nil || r.Images != 3 || r.Bytes != 3*size || r.Batches != 2 {
 			t.Fatalf("Reap = %+v, %v; want 3 images, %d bytes in 2 batches", r, err, 3*size)
 		}
@@ -72,14 +72,14 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 		if used := f.usage(t, acc); used != 3*size {
 			t.Errorf("usage %d after reaping, want %d", used, 3*size)
 		}
-		if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, expiring.CUID); err != nil {
+		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, expiring.CUID); err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range append(gonePaths, expPaths...) {
 			f.get(t, p, nil).Expect(t, 404, "not_found")
 		}
 		f.get(t, livePaths[0], nil).Expect(t, 200, "")
-		if r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs()).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
+		if r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs()).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
 			t.Errorf("second Reap = %+v, %v; want the 2 images of the note unpublished after expiring", r, err)
 		}
 	})
@@ -92,13 +92,13 @@ func TestConcurrentReapersNeverDoubleDelete(t *testing.T) {
 		acc := f.NewAccount(t, "owner")
 		for range notes {
 			p, _ := f.publish(t, acc, nil, pngs(t, perNote)...)
-			if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
+			if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
 				t.Fatal(err)
 			}
 		}
 		// Two reapers, each with its own connection pool, as two CronJob pods would be.
 		reaper := func() *note.Reaper {
-			return note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs())
+			return note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs())
 		}
 		reapers := []*note.Reaper{reaper(), reaper()}
 		results := make([]note.Reaped, len(reapers))
@@ -127,10 +127,10 @@ func TestReaperCrashBetweenBatchesLosesNothing(t *testing.T) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "owner")
 		p, _ := f.publish(t, acc, nil, pngs(t, 5)...)
-		if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
+		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
 			t.Fatal(err)
 		}
-		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs())
+		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs())
 		// A reaper killed after its first batch: what it did is whole, the rest untouched.
 		if r, err := store.Reap(context.Background(), 2, 1); err != nil || r.Images != 2 {
 			t.Fatalf("first batch = %+v, %v", r, err)
@@ -152,7 +152,7 @@ func TestReapCommand(t *testing.T) {
 	f := start(t, b)
 	acc := f.NewAccount(t, "owner")
 	p, _ := f.publish(t, acc, nil, pngs(t, 2)...)
-	if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
+	if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
 		t.Fatal(err)
 	}
 	run := func(args ...string) (int, string, string) {
@@ -187,7 +187,7 @@ func TestReapCommand(t *testing.T) {
 func reaping() []app.Target {
 	t := images.Target
 	t.Needs.Database, t.Needs.Jobs = app.ReadWrite, []string{app.JobReap}
-	return []app.Target{t}
+	return []app.Target{t, testkit.Arranger}
 }
 
 func TestServingProcessReapsOnItsOwn(t *testing.T) {
@@ -196,7 +196,7 @@ func TestServingProcessReapsOnItsOwn(t *testing.T) {
 	f := &fixture{Server: s, clock: clock}
 	acc := f.NewAccount(t, "owner")
 	p, _ := f.publish(t, acc, nil, pngs(t, 2)...)
-	if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
+	if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

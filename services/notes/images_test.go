@@ -47,11 +47,11 @@ func (f *fixture) multipartPatch(token, cuid, ifMatch string, fields map[string]
 func (f *fixture) image(cuid, name string) []byte {
 	f.t.Helper()
 	ctx := context.Background()
-	iv, err := f.App.Deps().Notes.ReadImage(ctx, f.acc.UserCUID, cuid, name)
+	iv, err := testkit.Must(f.App.Deps().Images()).ReadImage(ctx, f.acc.UserCUID, cuid, name)
 	if err != nil {
 		f.t.Fatalf("image %s: %v", name, err)
 	}
-	rc, err := f.App.Deps().Notes.OpenImage(ctx, iv.Image, 0, -1)
+	rc, err := testkit.Must(f.App.Deps().Images()).OpenImage(ctx, iv.Image, 0, -1)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestMultipartPatchAddsAndReplacesImages(t *testing.T) {
 		f := newFixture(t, b)
 		ctx := context.Background()
 		oldA, newA, addB := testkit.PNGOfSize(t, 3000), testkit.PNGOfSize(t, 5000), testkit.PNGOfSize(t, 7000)
-		up := f.App.Deps().Notes.NewUpload(f.acc.UserCUID)
+		up := testkit.Must(f.App.Deps().Publisher()).NewUpload(f.acc.UserCUID)
 		if err := up.Add(ctx, "a.png", "image/png", bytes.NewReader(oldA)); err != nil {
 			t.Fatal(err)
 		}
@@ -150,7 +150,7 @@ func TestMultipartPatchAddsAndReplacesImages(t *testing.T) {
 		}
 
 		// The replaced a.png is released: the reaper deletes its object.
-		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs()).Reap(ctx, 10, 0)
+		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs()).Reap(ctx, 10, 0)
 		if err != nil || r.Images != 1 || r.Bytes != int64(len(oldA)) {
 			t.Fatalf("Reap = %+v, %v; want the replaced image of %d bytes", r, err, len(oldA))
 		}

@@ -21,7 +21,10 @@ var Target = app.Target{Name: routes.Notes, New: newParts,
 
 // newParts builds the parts of the notes target.
 func newParts(d app.Deps) (app.Parts, error) {
-	a := newAPI(d.Notes, d.Settings, d.Public(), d.Registry, d.Log)
+	a, err := newAPI(d)
+	if err != nil {
+		return app.Parts{}, err
+	}
 	return app.Parts{Handlers: a.handlers()}, nil
 }
 

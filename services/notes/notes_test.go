@@ -41,7 +41,7 @@ func ptr[T any](v T) *T { return &v }
 
 func (f *fixture) publish(acc testkit.Account, d note.Draft) string {
 	f.t.Helper()
-	p, err := f.App.Deps().Notes.Publish(context.Background(), acc.UserCUID, d)
+	p, err := testkit.Must(f.App.Deps().Publisher()).Publish(context.Background(), acc.UserCUID, d)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestPublicRead(t *testing.T) {
 		t.Run("not found, expired and unpublished are 404", func(t *testing.T) {
 			expiring := f.publish(f.acc, note.Draft{Content: "x", ExpiresAt: ptr(f.clock.Now().Add(time.Hour))})
 			gone := f.publish(f.acc, note.Draft{Content: "x"})
-			if err := f.App.Deps().Notes.Unpublish(context.Background(), f.acc.UserCUID, gone); err != nil {
+			if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), f.acc.UserCUID, gone); err != nil {
 				t.Fatal(err)
 			}
 			f.get("/api/notes/"+expiring, "").Expect(t, 200, "")

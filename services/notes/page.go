@@ -39,9 +39,9 @@ func (a *api) Page(c *gin.Context) {
 		})})
 }
 
-// readPage is note.Core.ReadPage, counting the pages built from other notes.
+// readPage is note.Reader.ReadPage, counting the pages built from other notes.
 func (a *api) readPage(ctx context.Context, cuid string) (note.View, error) {
-	v, err := a.notes.ReadPage(ctx, cuid)
+	v, err := a.reader.ReadPage(ctx, cuid)
 	if v.Unchanged != nil {
 		a.rebuilds.Inc()
 	}
@@ -53,8 +53,8 @@ func (a *api) readPage(ctx context.Context, cuid string) (note.View, error) {
 func (a *api) pageData(v note.View) page.Data {
 	s := v.Owner
 	d := page.Data{Title: deref(v.Title), Summary: v.Description(), Published: v.CreatedAt, Updated: v.UpdatedAt,
-		Body: template.HTML(v.HTML), Theme: s.Theme, Accent: s.AccentColor, Font: s.Font, URL: noteapi.PageURL(a.notes, v.CUID),
-		ImageURL: routes.OGImage.URL(a.notes.PublicURL(), v.CUID+".png"), Noindex: !s.Indexable,
+		Body: template.HTML(v.HTML), Theme: s.Theme, Accent: s.AccentColor, Font: s.Font, URL: routes.NotePage.URL(a.publicURL, v.CUID),
+		ImageURL: routes.OGImage.URL(a.publicURL, v.CUID+".png"), Noindex: !s.Indexable,
 		BodyClass: page.NoteClasses(v.Properties)}
 	if s.ShowAuthor {
 		d.Author = s.Name

@@ -170,7 +170,7 @@ func TestPage404(t *testing.T) {
 		f := newFixture(t, b)
 		expiring := f.publish(f.acc, note.Draft{Content: "x", ExpiresAt: ptr(f.clock.Now().Add(time.Minute))})
 		gone := f.publish(f.acc, note.Draft{Content: "x"})
-		if err := f.App.Deps().Notes.Unpublish(context.Background(), f.acc.UserCUID, gone); err != nil {
+		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), f.acc.UserCUID, gone); err != nil {
 			t.Fatal(err)
 		}
 		f.clock.Advance(time.Minute)

@@ -31,7 +31,7 @@ func (a *api) ListNotes(c *gin.Context) {
 		}
 		limit = n
 	}
-	rows, next, err := a.notes.List(c.Request.Context(), authn.Principal(c).AccountCUID, query["cursor"], limit)
+	rows, next, err := a.history.List(c.Request.Context(), authn.Principal(c).AccountCUID, query["cursor"], limit)
 	if err != nil {
 		errs.Abort(c, err)
 		return
@@ -39,7 +39,7 @@ func (a *api) ListNotes(c *gin.Context) {
 	resp := wire.NoteList{Notes: make([]wire.NoteListItem, len(rows))}
 	now := a.notes.Now()
 	for i, p := range rows {
-		resp.Notes[i] = wire.NoteListItem{Ref: noteapi.Ref(a.notes, p.CUID), Title: p.DisplayTitle(), Summary: p.Summary, Path: p.Path,
+		resp.Notes[i] = wire.NoteListItem{Ref: noteapi.Ref(a.publicURL, p.CUID), Title: p.DisplayTitle(), Summary: p.Summary, Path: p.Path,
 			Status: string(p.Status(now)), CreatedAt: wire.At(p.CreatedAt), UpdatedAt: wire.At(p.UpdatedAt), ExpiresAt: wire.AtPtr(p.ExpiresAt),
 			ETag: p.ETag}
 	}

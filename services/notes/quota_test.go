@@ -37,7 +37,7 @@ func TestReplacingAnImageIsChargedTheDifference(t *testing.T) {
 		f := &fixture{Server: s, t: t, acc: s.NewAccount(t, "owner"), clock: clock}
 		ctx := context.Background()
 		a, bImg := testkit.PNGOfSize(t, 6000), testkit.PNGOfSize(t, 3000)
-		up := f.App.Deps().Notes.NewUpload(f.acc.UserCUID)
+		up := testkit.Must(f.App.Deps().Publisher()).NewUpload(f.acc.UserCUID)
 		for name, data := range map[string][]byte{"a.png": a, "b.png": bImg} {
 			if err := up.Add(ctx, name, "image/png", bytes.NewReader(data)); err != nil {
 				t.Fatal(err)

@@ -22,7 +22,7 @@ func (a *api) ReadNote(c *gin.Context) {
 		return
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.NoteRead, ID: id, Compress: true, NotFound: noteapi.NotFoundJSON,
-		Load: noteapi.LoadView(a.notes.ReadView, id, func(v note.View) string {
+		Load: noteapi.LoadView(a.reader.ReadView, id, func(v note.View) string {
 			return noteapi.Tag(routes.NoteRead.Path, v.ETag, noteapi.SettingsTag(v))
 		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
 			body, err := json.Marshal(a.publicNote(v))
@@ -36,7 +36,7 @@ func (a *api) ReadNote(c *gin.Context) {
 // publicNote is the public JSON of v.
 func (a *api) publicNote(v note.View) wire.PublicNote {
 	s := v.Owner
-	body := wire.PublicNote{Ref: noteapi.Ref(a.notes, v.CUID), Title: v.Title, Summary: v.Summary, Content: v.Content,
+	body := wire.PublicNote{Ref: noteapi.Ref(a.publicURL, v.CUID), Title: v.Title, Summary: v.Summary, Content: v.Content,
 		Appearance:  wire.Appearance{Theme: s.Theme, AccentColor: s.AccentColor, Font: s.Font},
 		PublishedAt: wire.At(v.CreatedAt), UpdatedAt: wire.At(v.UpdatedAt),
 		ExpiresAt: wire.AtPtr(v.ExpiresAt), ShowProperties: v.ShowProperties, Properties: map[string]any{}}

@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/sharenote/sharenote/libs/account"
+	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/httpx"
@@ -21,26 +22,39 @@ import (
 
 // api serves the notes routes.
 type api struct {
-	notes    *note.Core
-	settings *account.SettingsCore
-	public   *noteapi.Public
-	renders  prometheus.Counter
+	notes     *note.Publisher
+	reader    *note.Reader
+	history   *note.History
+	publicURL string
+	settings  *account.SettingsCore
+	public    *noteapi.Public
+	renders   prometheus.Counter
 	// rebuilds counts the page loads that resolved a page's links and embeds again.
 	rebuilds prometheus.Counter
 	log      *slog.Logger
 }
 
-// newAPI returns the API; public reads are answered by public, and its page counters
-// register on reg.
-func newAPI(notes *note.Core, settings *account.SettingsCore, public *noteapi.Public, reg prometheus.Registerer, log *slog.Logger) *api {
-	a := &api{notes: notes, settings: settings, public: public, log: log,
+// newAPI returns the API on d's use cases; public reads are answered by d.Public(), and
+// its page counters register on d.Registry.
+func newAPI(d app.Deps) (*api, error) {
+	a := &api{settings: d.Settings, public: d.Public(), publicURL: d.Config.PublicURL, log: d.Log,
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_page_renders_total", Help: "Note pages built around their stored HTML; cached reads are not counted."}),
 		rebuilds: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_page_rebuilds_total",
 			Help: "Loads of pages that link to or embed notes which resolved their links and read their embeds again: a new page, or a change of what it shows. A re-check that finds nothing changed (one statement) is not counted."})}
-	reg.MustRegister(a.renders, a.rebuilds)
-	return a
+	var err error
+	if a.notes, err = d.Publisher(); err != nil {
+		return nil, err
+	}
+	if a.reader, err = d.Reader(); err != nil {
+		return nil, err
+	}
+	if a.history, err = d.History(); err != nil {
+		return nil, err
+	}
+	d.Registry.MustRegister(a.renders, a.rebuilds)
+	return a, nil
 }
 
 // GetSettings answers GET /api/user/settings.

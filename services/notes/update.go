@@ -17,7 +17,7 @@ import (
 )
 
 func (a *api) owner(p note.Publication) wire.OwnerNote {
-	return wire.OwnerNote{Ref: noteapi.Ref(a.notes, p.CUID), NoteText: noteText(p.Text),
+	return wire.OwnerNote{Ref: noteapi.Ref(a.publicURL, p.CUID), NoteText: noteText(p.Text),
 		Status: string(p.Status(a.notes.Now())), CreatedAt: wire.At(p.CreatedAt), UpdatedAt: wire.At(p.UpdatedAt),
 		ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)}
 }

@@ -22,7 +22,7 @@ func (a *api) ListVersions(c *gin.Context) {
 		errs.Abort(c, errs.NotFoundError())
 		return
 	}
-	vs, err := a.notes.Versions(c.Request.Context(), authn.Principal(c).AccountCUID, id)
+	vs, err := a.history.Versions(c.Request.Context(), authn.Principal(c).AccountCUID, id)
 	if err != nil {
 		errs.Abort(c, err)
 		return
@@ -48,7 +48,7 @@ func (a *api) ReadVersion(c *gin.Context) {
 		errs.Abort(c, errs.NotFoundError()) // A positive integer too large to exist.
 		return
 	}
-	v, err := a.notes.Version(c.Request.Context(), authn.Principal(c).AccountCUID, id, n)
+	v, err := a.history.Version(c.Request.Context(), authn.Principal(c).AccountCUID, id, n)
 	if err != nil {
 		errs.Abort(c, err)
 		return

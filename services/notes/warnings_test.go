@@ -20,7 +20,7 @@ func TestEachWarningNamesWhatThePageLacks(t *testing.T) {
 		f := newFixture(t, b)
 		// This service does not publish: its core does, as the publish service would.
 		src := "![[gone.png]] ![[song.mp3]] [[Nobody]] $\\frac{$ and `![[code.png]]`\n"
-		published, err := f.App.Deps().Notes.Publish(context.Background(), f.acc.UserCUID, note.Draft{Content: src, ShowProperties: true})
+		published, err := testkit.Must(f.App.Deps().Publisher()).Publish(context.Background(), f.acc.UserCUID, note.Draft{Content: src, ShowProperties: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -24,19 +24,19 @@ const Site = "sharenote"
 // publication or its owner's settings: the PNG is kept in the read cache, and readers
 // asking at the same time wait for one drawing.
 type api struct {
-	notes    *note.Core
+	cards    *note.Cards
 	renderer *ogcard.Renderer
 	public   *noteapi.Public
 	renders  prometheus.Counter
 }
 
 // newAPI returns the API with its metrics registered on reg; reads are answered by public.
-func newAPI(notes *note.Core, public *noteapi.Public, reg prometheus.Registerer) (*api, error) {
+func newAPI(cards *note.Cards, public *noteapi.Public, reg prometheus.Registerer) (*api, error) {
 	r, err := ogcard.NewRenderer()
 	if err != nil {
 		return nil, err
 	}
-	a := &api{notes: notes, renderer: r, public: public,
+	a := &api{cards: cards, renderer: r, public: public,
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_og_renders_total",
 			Help: "PNG previews drawn; cached reads are not counted.",
@@ -64,7 +64,7 @@ func (a *api) Image(c *gin.Context) {
 		return
 	}
 	a.public.Serve(c, noteapi.Read{Route: routes.OGImage, ID: id, NotFound: noteapi.NotFoundJSON,
-		Load: noteapi.LoadView(a.notes.ReadCard, id, func(v note.View) string {
+		Load: noteapi.LoadView(a.cards.ReadCard, id, func(v note.View) string {
 			return cacheKey(cardFor(v))
 		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
 			png, err := a.renderer.PNG(cardFor(v))

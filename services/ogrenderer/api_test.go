@@ -16,14 +16,12 @@ import (
 	"github.com/sharenote/sharenote/libs/readcache"
 )
 
-// notes serves one publication of an owner with the default settings; the embedded
-// interface panics on any other call, which a preview never makes.
+// notes serves one publication of an owner with the default settings.
 type notes struct {
-	note.Storer
 	p note.Publication
 }
 
-func (n notes) FindView(context.Context, string) (note.View, error) {
+func (n notes) FindCard(context.Context, string) (note.View, error) {
 	return note.View{Publication: n.p, Owner: account.DefaultSettings("Ada Lovelace")}, nil
 }
 
@@ -37,7 +35,7 @@ func BenchmarkCachedRequest(b *testing.B) {
 		Text: note.Text{Title: &title, Summary: &summary}, UpdatedAt: time.Now()}
 	reg := prometheus.NewRegistry()
 	reads := readcache.New(64<<20, func(time.Time) bool { return true }, time.Now, reg)
-	api, err := newAPI(note.NewCore(notes{p: p}, note.Config{Now: time.Now, PublicURL: "http://x"}), noteapi.NewPublic(reads, time.Now, nil), reg)
+	api, err := newAPI(note.NewCards(notes{p: p}, note.Config{Now: time.Now, PublicURL: "http://x"}), noteapi.NewPublic(reads, time.Now, nil), reg)
 	if err != nil {
 		b.Fatal(err)
 	}

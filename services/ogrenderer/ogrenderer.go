@@ -14,7 +14,11 @@ var Target = app.Target{Name: routes.OGRenderer, New: newParts,
 
 // newParts builds the parts of the og-renderer target. Its metrics go to d.Registry.
 func newParts(d app.Deps) (app.Parts, error) {
-	a, err := newAPI(d.Notes, d.Public(), d.Registry)
+	cards, err := d.Cards()
+	if err != nil {
+		return app.Parts{}, err
+	}
+	a, err := newAPI(cards, d.Public(), d.Registry)
 	if err != nil {
 		return app.Parts{}, err
 	}

@@ -40,7 +40,7 @@ type fixture struct {
 }
 
 func newFixture(t *testing.T, b testkit.Backend) *fixture {
-	s := testkit.StartServer(t, b, []app.Target{ogrenderer.Target}, testkit.WithClock(testkit.NewClock()))
+	s := testkit.StartServer(t, b, []app.Target{ogrenderer.Target, testkit.Arranger}, testkit.WithClock(testkit.NewClock()))
 	f := &fixture{Server: s, t: t, acc: s.NewAccount(t, "ada")}
 	f.settings(account.SettingsChange{Name: new("Ada Lovelace")})
 	return f
@@ -50,7 +50,7 @@ func ptr[T any](v T) *T { return &v }
 
 func (f *fixture) publish(d note.Draft) string {
 	f.t.Helper()
-	p, err := f.App.Deps().Notes.Publish(context.Background(), f.acc.UserCUID, d)
+	p, err := testkit.Must(f.App.Deps().Publisher()).Publish(context.Background(), f.acc.UserCUID, d)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -270,7 +270,7 @@ func TestExtremeTextStillDrawsACard(t *testing.T) {
 			"NUL bytes":           "nul\x00nul\x00",
 		} {
 			t.Run(name, func(t *testing.T) {
-				_, err := f.App.Deps().Notes.Publish(context.Background(), f.acc.UserCUID, note.Draft{Content: "x", Title: ptr(s)})
+				_, err := testkit.Must(f.App.Deps().Publisher()).Publish(context.Background(), f.acc.UserCUID, note.Draft{Content: "x", Title: ptr(s)})
 				if !errors.Is(err, note.ErrInvalidText) {
 					t.Errorf("publish = %v, want ErrInvalidText", err)
 				}
@@ -303,7 +303,7 @@ func TestCardIsDrawnOncePerChange(t *testing.T) {
 		}
 
 		title := "Changed"
-		if _, err := f.App.Deps().Notes.Update(context.Background(), f.acc.UserCUID, id,
+		if _, err := testkit.Must(f.App.Deps().Publisher()).Update(context.Background(), f.acc.UserCUID, id,
 			note.Patch{Title: note.Optional[string]{Set: true, Value: &title}}); err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +364,7 @@ func TestMissingPreviewsAre404(t *testing.T) {
 		id := f.publish(note.Draft{Content: "x", Title: ptr("Here")})
 		expiring := f.publish(note.Draft{Content: "x", ExpiresAt: ptr(f.Clock.Now().Add(30 * time.Second))})
 		gone := f.publish(note.Draft{Content: "x"})
-		if err := f.App.Deps().Notes.Unpublish(context.Background(), f.acc.UserCUID, gone); err != nil {
+		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), f.acc.UserCUID, gone); err != nil {
 			t.Fatal(err)
 		}
 

@@ -24,8 +24,9 @@ import (
 
 // api serves POST /api/publish.
 type api struct {
-	notes *note.Core
-	log   *slog.Logger
+	notes     *note.Publisher
+	publicURL string
+	log       *slog.Logger
 }
 
 // handlers attaches the handlers of the target to its routes; a route added to the
@@ -41,7 +42,7 @@ func (a *api) handlers() app.Handlers {
 func (a *api) Publish(c *gin.Context) {
 	p, err := a.publish(c)
 	noteapi.AnswerWrite(c, p, err, func(p note.Publication) wire.PublishResponse {
-		return wire.PublishResponse{Ref: noteapi.Ref(a.notes, p.CUID), ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)}
+		return wire.PublishResponse{Ref: noteapi.Ref(a.publicURL, p.CUID), ETag: p.ETag, Warnings: noteapi.Warnings(p.Warnings)}
 	})
 }
 

@@ -109,7 +109,7 @@ func (f *fixture) published(t testing.TB, resp *testkit.Response) string {
 // stored reads a publication back from the domain.
 func (f *fixture) stored(t testing.TB, cuid string) note.Publication {
 	t.Helper()
-	v, err := f.App.Deps().Notes.ReadView(context.Background(), cuid)
+	v, err := testkit.Must(f.App.Deps().Reader()).ReadView(context.Background(), cuid)
 	if err != nil {
 		t.Fatalf("read %s: %v", cuid, err)
 	}

@@ -76,7 +76,7 @@ func TestImagesPerPublishAreCapped(t *testing.T) {
 			body, contentType := multipartBody(t, append([]part{field("content", "x")}, tinyImages(t, 5000)...)...)
 
 			stop := testkit.Meanwhile(t, func() error {
-				_, err := f.App.Deps().Notes.ReadView(context.Background(), other)
+				_, err := testkit.Must(f.App.Deps().Reader()).ReadView(context.Background(), other)
 				return err
 			})
 			// The reads run from before the publish until after it.
@@ -137,7 +137,7 @@ func TestImagesPerAccountAreCapped(t *testing.T) {
 			if n := f.imageCount(t, acc); n != 4 {
 				t.Errorf("image_count = %d after 4 images, want 4", n)
 			}
-			if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, first); err != nil {
+			if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, first); err != nil {
 				t.Fatal(err)
 			}
 			if n := f.imageCount(t, acc); n != 1 {
@@ -160,7 +160,7 @@ func TestImagesPerAccountAreCapped(t *testing.T) {
 			if n := f.imageCount(t, acc); n != note.MaxImagesPerAccount {
 				t.Errorf("image_count = %d, want exactly %d", n, note.MaxImagesPerAccount)
 			}
-			if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, last); err != nil {
+			if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, last); err != nil {
 				t.Fatal(err)
 			}
 			f.published(t, onePNG(acc))

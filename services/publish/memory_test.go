@@ -253,11 +253,11 @@ func TestManyLargeUploadsKeepMemoryBounded(t *testing.T) {
 				continue
 			}
 			for j := range images {
-				iv, err := f.App.Deps().Notes.ReadImage(ctx, accounts[i].UserCUID, r.cuid, fmt.Sprintf("%d.png", j))
+				iv, err := testkit.Must(f.App.Deps().Images()).ReadImage(ctx, accounts[i].UserCUID, r.cuid, fmt.Sprintf("%d.png", j))
 				if err != nil {
 					t.Fatalf("read image %d of client %d: %v", j, i, err)
 				}
-				rc, err := f.App.Deps().Notes.OpenImage(ctx, iv.Image, 0, -1)
+				rc, err := testkit.Must(f.App.Deps().Images()).OpenImage(ctx, iv.Image, 0, -1)
 				if err != nil {
 					t.Fatalf("open image %d of client %d: %v", j, i, err)
 				}

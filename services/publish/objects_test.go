@@ -21,11 +21,11 @@ import (
 func (f *fixture) readBack(t *testing.T, acc testkit.Account, cuid, name string) []byte {
 	t.Helper()
 	ctx := context.Background()
-	iv, err := f.App.Deps().Notes.ReadImage(ctx, acc.UserCUID, cuid, name)
+	iv, err := testkit.Must(f.App.Deps().Images()).ReadImage(ctx, acc.UserCUID, cuid, name)
 	if err != nil {
 		t.Fatalf("read image %s: %v", name, err)
 	}
-	rc, err := f.App.Deps().Notes.OpenImage(ctx, iv.Image, 0, -1)
+	rc, err := testkit.Must(f.App.Deps().Images()).OpenImage(ctx, iv.Image, 0, -1)
 	if err != nil {
 		t.Fatalf("open image %s: %v", name, err)
 	}
@@ -77,7 +77,7 @@ func TestImagesLiveInTheObjectStore(t *testing.T) {
 			t.Errorf("two.png reads back %d bytes that differ from the %d sent", len(got), len(two))
 		}
 
-		if err := f.App.Deps().Notes.Unpublish(context.Background(), acc.UserCUID, id); err != nil {
+		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, id); err != nil {
 			t.Fatal(err)
 		}
 		if out := f.reap(t, b); !strings.Contains(out, `"images":2`) || !strings.Contains(out, fmt.Sprintf(`"bytes":%d`, len(one)+len(two))) {
@@ -129,7 +129,7 @@ func TestAnUploadThatDiedIsReaped(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := start(t, b)
 		acc := f.NewAccount(t, "author")
-		notes := f.App.Deps().Notes
+		notes := testkit.Must(f.App.Deps().Publisher())
 		up := notes.NewUpload(acc.UserCUID)
 		img := testkit.PNGOfSize(t, 5000)
 		if err := up.Add(context.Background(), "a.png", "image/png", bytes.NewReader(img)); err != nil {
@@ -144,7 +144,7 @@ func TestAnUploadThatDiedIsReaped(t *testing.T) {
 
 		f.clock.Advance(note.UploadTimeout + time.Minute)
 		// The reaper of a serving process reads the server's clock.
-		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs()).ReleaseExpired(context.Background(), f.clock.Now(), 10)
+		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs()).ReleaseExpired(context.Background(), f.clock.Now(), 10)
 		if err != nil || r.Reservations != 1 || r.Objects != 1 || r.Bytes != int64(len(img)) {
 			t.Fatalf("ReleaseExpired = %+v, %v; want 1 reservation and its object of %d bytes", r, err, len(img))
 		}
@@ -165,7 +165,7 @@ func TestOrphanSweep(t *testing.T) {
 		acc := f.NewAccount(t, "author")
 		ctx := context.Background()
 		id := f.published(t, f.multipart(t, acc.Token, field("content", "![[kept.png]]"), file("kept.png", "image/png", testkit.PNG(t))))
-		live := f.App.Deps().Notes.NewUpload(acc.UserCUID)
+		live := testkit.Must(f.App.Deps().Publisher()).NewUpload(acc.UserCUID)
 		if err := live.Add(ctx, "live.png", "image/png", bytes.NewReader(testkit.PNG(t))); err != nil {
 			t.Fatal(err)
 		}
@@ -173,7 +173,7 @@ func TestOrphanSweep(t *testing.T) {
 		if _, err := f.App.Blobs().Put(ctx, orphan, strings.NewReader("left behind"), -1, "image/png"); err != nil {
 			t.Fatal(err)
 		}
-		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs())
+		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs())
 		// Younger than the grace period: kept.
 		if r, err := store.SweepOrphans(ctx, time.Now().Add(-time.Hour)); err != nil || r.Objects != 0 {
 			t.Fatalf("SweepOrphans of old objects = %+v, %v; want nothing deleted", r, err)
@@ -283,7 +283,7 @@ func TestObjectStoreStoppedMidPublish(t *testing.T) {
 
 	minio.Start()
 	f.clock.Advance(note.UploadTimeout + time.Minute)
-	r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), f.App.Blobs()), f.App.Blobs()).ReleaseExpired(context.Background(), f.clock.Now(), 10)
+	r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs()).ReleaseExpired(context.Background(), f.clock.Now(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}

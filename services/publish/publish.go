@@ -22,9 +22,17 @@ const renderEvery = 500 * time.Millisecond
 // every replica runs: the renders to redo (each publication is claimed by one replica),
 // and the indexing of names the link index lacks or holds under an older version.
 func newParts(d app.Deps) (app.Parts, error) {
-	a := &api{notes: d.Notes, log: d.Log}
+	notes, err := d.Publisher()
+	if err != nil {
+		return app.Parts{}, err
+	}
+	renders, err := d.Renders()
+	if err != nil {
+		return app.Parts{}, err
+	}
+	a := &api{notes: notes, publicURL: d.Config.PublicURL, log: d.Log}
 	return app.Parts{Handlers: a.handlers(), Jobs: []app.Job{
-		{Name: app.JobRender, Every: renderEvery, Run: d.Notes.RenderPending},
-		{Name: app.JobNames, Every: renderEvery, Run: d.Notes.IndexNames},
+		{Name: app.JobRender, Every: renderEvery, Run: renders.RenderPending},
+		{Name: app.JobNames, Every: renderEvery, Run: renders.IndexNames},
 	}}, nil
 }

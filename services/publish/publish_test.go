@@ -228,7 +228,7 @@ func TestMultipartPublishWithImages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			iv, err := f.App.Deps().Notes.ReadImage(context.Background(), acc.UserCUID, id, name)
+			iv, err := testkit.Must(f.App.Deps().Images()).ReadImage(context.Background(), acc.UserCUID, id, name)
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
@@ -282,7 +282,7 @@ func TestMultipartFields(t *testing.T) {
 				if strings.Contains(p.Content, "[[") {
 					t.Errorf("content = %q, want both references replaced", p.Content)
 				}
-				iv, err := f.App.Deps().Notes.ReadImage(context.Background(), p.AccountCUID, p.CUID, "b.JPEG")
+				iv, err := testkit.Must(f.App.Deps().Images()).ReadImage(context.Background(), p.AccountCUID, p.CUID, "b.JPEG")
 				if err != nil || iv.Image.MediaType != "image/jpeg" {
 					t.Errorf("b.JPEG stored as %q (%v), want the canonical image/jpeg", iv.Image.MediaType, err)
 				}

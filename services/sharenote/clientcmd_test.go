@@ -65,7 +65,7 @@ var noLicense = []string{"SHARE_LICENSE_KEY", "SHARE_INSTANCE_ID"}
 
 func (f *fixture) publish(title string) string {
 	f.t.Helper()
-	p, err := f.App.Deps().Notes.Publish(context.Background(), f.acc.UserCUID, note.Draft{Content: "# " + title, Title: &title, ShowProperties: true})
+	p, err := testkit.Must(f.App.Deps().Publisher()).Publish(context.Background(), f.acc.UserCUID, note.Draft{Content: "# " + title, Title: &title, ShowProperties: true})
 	if err != nil {
 		f.t.Fatal(err)
 	}

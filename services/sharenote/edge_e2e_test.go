@@ -343,7 +343,7 @@ func getFrom(t *testing.T, c *http.Client, url string, header http.Header) (int,
 // limits, and returns its cuid.
 func publishDomain(t *testing.T, s *testkit.Server, account, title, content string) string {
 	t.Helper()
-	p, err := s.App.Deps().Notes.Publish(context.Background(), account, note.Draft{Content: content, Title: &title, ShowProperties: true})
+	p, err := testkit.Must(s.App.Deps().Publisher()).Publish(context.Background(), account, note.Draft{Content: content, Title: &title, ShowProperties: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -188,7 +188,7 @@ func TestEdgeKeysOfAPage(t *testing.T) {
 	var body strings.Builder
 	for i := range 70 {
 		title := "Many " + strconv.Itoa(i)
-		if _, err := s.App.Deps().Notes.Publish(context.Background(), acc.UserCUID, note.Draft{Content: "many", Title: &title, ShowProperties: true}); err != nil {
+		if _, err := testkit.Must(s.App.Deps().Publisher()).Publish(context.Background(), acc.UserCUID, note.Draft{Content: "many", Title: &title, ShowProperties: true}); err != nil {
 			t.Fatal(err)
 		}
 		body.WriteString("[[" + title + "]] ")

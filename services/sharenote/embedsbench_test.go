@@ -35,7 +35,7 @@ func publisher(t *testing.T, s *testkit.Server) (testkit.Account, func(path, con
 	acc := s.NewAccount(t, "vault")
 	return acc, func(path, content string) string {
 		t.Helper()
-		p, err := s.App.Deps().Notes.Publish(context.Background(), acc.UserCUID, note.Draft{Content: content, Path: &path, ShowProperties: true})
+		p, err := testkit.Must(s.App.Deps().Publisher()).Publish(context.Background(), acc.UserCUID, note.Draft{Content: content, Path: &path, ShowProperties: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +60,7 @@ func benchEmbeds(t *testing.T, cfg benchConfig, rep *report) {
 		inline.WriteString(embedSection(k))
 	}
 	withEmbeds, withInline := publish("Embeds.md", embeds.String()), publish("Inline.md", inline.String())
-	notes, ctx := s.App.Deps().Notes, context.Background()
+	notes, ctx := testkit.Must(s.App.Deps().Reader()), context.Background()
 	build := func(cuid string) (time.Duration, int) {
 		start, n, size := time.Now(), 0, 0
 		for ; time.Since(start) < cfg.duration; n++ {
@@ -92,7 +92,7 @@ func benchEmbedUnshare(t *testing.T, _ benchConfig, rep *report) {
 	s2 := testkit.StartServer(t, b, sharenote.Program.Targets)
 	awaitTrust(t, s2)
 	acc := s1.NewAccount(t, "vault")
-	notes := s1.App.Deps().Notes
+	notes := testkit.Must(s1.App.Deps().Publisher())
 	ctx := context.Background()
 	path := "Shared.md"
 	shared, err := notes.Publish(ctx, acc.UserCUID, note.Draft{Content: "shared words", Path: &path})
@@ -184,7 +184,7 @@ func benchEmbedChanges(t *testing.T, cfg benchConfig, rep *report) {
 					case <-tick.C:
 					}
 					content := load.Sectioned(fmt.Sprintf("Version %d of the small part of note 0.", k), size(0))
-					if _, err := s.App.Deps().Notes.Update(context.Background(), acc.UserCUID, changing, note.Patch{Content: &content}); err != nil {
+					if _, err := testkit.Must(s.App.Deps().Publisher()).Update(context.Background(), acc.UserCUID, changing, note.Patch{Content: &content}); err != nil {
 						t.Errorf("change %d of the embedded note: %v", k, err)
 					}
 					changes.Add(1)

@@ -14,7 +14,7 @@ const modulePath = "github.com/sharenote/sharenote/"
 // TestImportsFollowTheLayers checks the direction of imports that docs/architecture.md
 // draws, over every package of the module (tests excluded): libs never imports services;
 // a target imports no other target; only the program imports the targets; nothing that
-// ships imports the test kits (libs/testkit, and libs/note/notetest, the Storer contract).
+// ships imports the test kits (libs/testkit, and libs/note/notetest, the store ports' contract).
 func TestImportsFollowTheLayers(t *testing.T) {
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
 	cmd.Dir = "../.."
@@ -52,7 +52,7 @@ func TestImportsFollowTheLayers(t *testing.T) {
 			case strings.HasPrefix(imp, modulePath+"libs/testkit") && !strings.HasPrefix(pkg, modulePath+"libs/testkit"):
 				t.Errorf("%s imports %s: the test kit is for tests only", pkg, imp)
 			case imp == modulePath+"libs/note/notetest":
-				t.Errorf("%s imports %s: the Storer contract is for tests only", pkg, imp)
+				t.Errorf("%s imports %s: the store ports' contract is for tests only", pkg, imp)
 			}
 		}
 	}

@@ -53,7 +53,7 @@ func benchLinks(t *testing.T, cfg benchConfig, rep *report) {
 		fmt.Fprintf(&linked, "See [[Note %d]] for part %d of the plan.\n\n", k, i)
 		fmt.Fprintf(&plain, "See  Note %d   for part %d of the plan.\n\n", k, i)
 	}
-	notes := s.App.Deps().Notes
+	notes := testkit.Must(s.App.Deps().Publisher())
 	publish := func(content string) time.Duration {
 		start := time.Now()
 		p, err := notes.Publish(context.Background(), acc.UserCUID, note.Draft{Content: content, ShowProperties: true})

@@ -109,7 +109,7 @@ func TestTargetsOpenOnlyWhatTheyNeed(t *testing.T) {
 	b := testkit.PostgresBackend(t)
 	all := testkit.StartServer(t, b, sharenote.Program.Targets)
 	acc := all.NewAccount(t, "ada")
-	p, err := all.App.Deps().Notes.Publish(context.Background(), acc.UserCUID, note.Draft{Content: "# Hi", Title: new("Hi")})
+	p, err := testkit.Must(all.App.Deps().Publisher()).Publish(context.Background(), acc.UserCUID, note.Draft{Content: "# Hi", Title: new("Hi")})
 	if err != nil {
 		t.Fatal(err)
 	}

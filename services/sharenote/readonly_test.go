@@ -144,7 +144,7 @@ func withDB(dbURL string) []testkit.Option {
 // returns it.
 func publishDomainNote(t *testing.T, s *testkit.Server, acc testkit.Account) note.Publication {
 	t.Helper()
-	notes := s.App.Deps().Notes
+	notes := testkit.Must(s.App.Deps().Publisher())
 	up := notes.NewUpload(acc.UserCUID)
 	if err := up.Add(context.Background(), "a.png", "image/png", bytes.NewReader(testkit.PNG(t))); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 )
 
 // The cases of the contract, in the order of storerCases. Each asserts through the
-// Storer's methods only, and only what the doc comments promise: ports.go's, and those of
+// Store's methods only, and only what the doc comments promise: ports.go's, and those of
 // the types its methods take and return.
 
 func createThenFindView(t *testing.T, s Subject) {

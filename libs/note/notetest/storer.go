@@ -1,4 +1,4 @@
-// Package notetest is the contract of note.Storer: one suite of tests, written against
+// Package notetest is the contract of the note domain's store ports (Store): one suite of tests, written against
 // the interface and its doc comments, that every implementation runs (notedb's store on
 // Postgres and on SQLite, and the fake of the domain's tests), so that the fake is known
 // to behave as the real store does. Only tests import it.
@@ -17,9 +17,21 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 )
 
+// Store is every port of the use cases that store publications, which one store
+// implements (notedb.Store, and the fake).
+type Store interface {
+	note.PublishStore
+	note.UploadStore
+	note.ReadStore
+	note.CardStore
+	note.ImageStore
+	note.RenderStore
+	note.HistoryStore
+}
+
 // Subject is a store under test, empty, and two accounts it holds.
 type Subject struct {
-	Store note.Storer
+	Store Store
 	// Owner and Other are accounts of the store (the real store's rows need them);
 	// Settings are Owner's, as FindView and PageState must read them.
 	Owner, Other string
