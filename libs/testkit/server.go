@@ -39,7 +39,9 @@ type options struct {
 	env   map[string]string
 	clock *Clock
 	logs  io.Writer
-	blobs func(blob.Store) blob.Store
+	// public wraps the public listener; nil: none.
+	public func(net.Listener) net.Listener
+	blobs  func(blob.Store) blob.Store
 }
 
 // WithEnv sets a configuration variable for the server.
@@ -52,6 +54,12 @@ func WithLogs(w io.Writer) Option { return func(o *options) { o.logs = w } }
 // WithBlobs makes the server use wrap(store) as its object store, so that a test can
 // count or fail the calls the whole stack makes to it.
 func WithBlobs(wrap func(blob.Store) blob.Store) Option { return func(o *options) { o.blobs = wrap } }
+
+// WithListener makes the server serve the public routes on wrap(listener), so that a
+// test can see what the whole stack writes to a connection, and from where.
+func WithListener(wrap func(net.Listener) net.Listener) Option {
+	return func(o *options) { o.public = wrap }
+}
 
 // WithClock makes the server read time from c.
 func WithClock(c *Clock) Option { return func(o *options) { o.clock = c } }
@@ -76,6 +84,9 @@ func StartServer(t *testing.T, b Backend, targets []app.Target, opts ...Option) 
 	if err != nil {
 		cancel()
 		t.Fatal(err)
+	}
+	if o.public != nil {
+		public = o.public(public)
 	}
 	s.serve(ctx, cancel, t, public, admin)
 	return s
