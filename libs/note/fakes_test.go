@@ -374,6 +374,7 @@ type record struct {
 	images   []note.StoredImage // served: not released
 	versions []note.Version     // oldest first
 	next     int64              // the number of the next snapshot
+	names    []note.Name        // its rows of the link index
 }
 
 // usage is an account's image storage use.
@@ -428,7 +429,7 @@ func (s *fakeStore) Create(_ context.Context, p note.Publication, images []note.
 			return err
 		}
 	}
-	s.pubs[p.CUID] = &record{p: clone(p), images: slices.Clone(images), next: 1}
+	s.pubs[p.CUID] = &record{p: clone(p), images: slices.Clone(images), next: 1, names: p.Names()}
 	return nil
 }
 
@@ -512,14 +513,14 @@ func (s *fakeStore) owned(cuid, accountCUID string) (*record, error) {
 	return rec, nil
 }
 
-func (s *fakeStore) Editable(_ context.Context, cuid, accountCUID string, images []note.StoredImage) (note.Publication, []string, error) {
+func (s *fakeStore) Editable(_ context.Context, cuid, accountCUID string, images []note.StoredImage) (note.Current, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec, err := s.owned(cuid, accountCUID)
 	if err != nil {
-		return note.Publication{}, nil, err
+		return note.Current{}, err
 	}
-	return clone(rec.p), imageNames(rec, images), nil
+	return note.Current{Publication: clone(rec.p), Images: imageNames(rec, images), Version: rec.next, NamesVersion: note.NamesVersion}, nil
 }
 
 // imageNames are the names of rec's images, sorted, then those of images it has not.
@@ -537,29 +538,30 @@ func imageNames(rec *record, images []note.StoredImage) []string {
 	return names
 }
 
-func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
-	apply func(p *note.Publication, images []string) (note.Change, error)) (note.Publication, error) {
+func (s *fakeStore) Commit(_ context.Context, e note.Edit) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.owned(cuid, accountCUID)
+	rec, err := s.owned(e.CUID, e.Account)
 	if err != nil {
-		return note.Publication{}, err
+		return err
 	}
-	names := imageNames(rec, images)
-	// The transaction: nothing is kept unless apply and the settling succeed.
-	p := clone(rec.p)
-	if _, err := apply(&p, names); err != nil {
-		return note.Publication{}, err
+	if rec.p.ETag != e.From {
+		return note.ErrStale
+	}
+	// The transaction: nothing is kept unless every check passes.
+	p := clone(e.To)
+	if !e.Rendered {
+		setRender(&p, rec.p)
 	}
 	if err := s.pathTaken(p); err != nil {
-		return note.Publication{}, err
+		return err
 	}
-	if len(images) > 0 {
-		if err := s.settle(reservation); err != nil {
-			return note.Publication{}, err
+	if len(e.Images) > 0 {
+		if err := s.settle(e.Reservation); err != nil {
+			return err
 		}
-		u := s.usage[accountCUID]
-		for _, img := range images {
+		u := s.usage[e.Account]
+		for _, img := range e.Images {
 			rec.images = slices.DeleteFunc(rec.images, func(old note.StoredImage) bool {
 				if old.Filename != img.Filename {
 					return false
@@ -570,13 +572,16 @@ func (s *fakeStore) Update(ctx context.Context, cuid, accountCUID string, now ti
 			})
 			rec.images = append(rec.images, img)
 		}
-		s.usage[accountCUID] = u
+		s.usage[e.Account] = u
 	}
-	rec.versions = append(rec.versions, note.Version{Number: rec.next, CreatedAt: now, Text: rec.p.Text})
-	rec.versions = slices.DeleteFunc(rec.versions, func(v note.Version) bool { return v.Number <= rec.next-note.MaxVersions })
-	rec.next++
-	rec.p = clone(p)
-	return p, nil
+	rec.versions = append(rec.versions, e.Kept)
+	rec.versions = slices.DeleteFunc(rec.versions, func(v note.Version) bool { return v.Number <= e.Prune })
+	rec.next = e.Kept.Number + 1
+	if e.Names {
+		rec.names = p.Names()
+	}
+	rec.p = p
+	return nil
 }
 
 func (s *fakeStore) Versions(_ context.Context, cuid, accountCUID string) ([]note.VersionMeta, error) {
@@ -683,12 +688,16 @@ func (s *fakeStore) SaveRender(_ context.Context, p note.Publication, prev strin
 	if rec == nil || rec.p.ETag != p.ETag || rec.p.RenderID != prev || rec.p.RenderVersion > p.RenderVersion {
 		return nil
 	}
-	q := &rec.p
+	setRender(&rec.p, p)
+	s.saves++
+	return nil
+}
+
+// setRender sets q's render to p's.
+func setRender(q *note.Publication, p note.Publication) {
 	q.HTML, q.RenderVersion, q.RenderID, q.Outline = p.HTML, p.RenderVersion, p.RenderID, p.Outline
 	q.Links = note.Links{Nonce: p.Links.Nonce, List: slices.Clone(p.Links.List)}
 	q.RenderTries, q.RenderMisses, q.RenderRetry = p.RenderTries, p.RenderMisses, p.RenderRetry
-	s.saves++
-	return nil
 }
 
 // ClaimRenders claims in cuid order, so that tests see the same claims every run.
@@ -725,7 +734,7 @@ func (s *fakeStore) resolveNames(_ context.Context, accountCUID string, keys []s
 		if p.AccountCUID != accountCUID || p.Status(now) != note.Active {
 			continue
 		}
-		for _, n := range p.Names() {
+		for _, n := range rec.names {
 			if slices.Contains(keys, n.Key) {
 				hits = append(hits, note.NameHit{Name: n, CUID: p.CUID, Path: deref(p.Path), CreatedAt: p.CreatedAt,
 					ExpiresAt: p.ExpiresAt})

@@ -37,9 +37,10 @@ var (
 	ErrInvalidText       = errors.New("invalid text")
 	// ErrStale: the update was made against an etag the publication no longer has.
 	ErrStale = errors.New("the publication has changed since the given etag")
-	// ErrBusy is an update of new content whose publication changed twice while its
-	// render was made: it changed nothing, and may be tried again.
-	ErrBusy = errors.New("the publication changed twice while the update was rendered")
+	// ErrBusy is an update whose publication changed each time it was decided (twice
+	// for new content, which is rendered again once; 5 times without): it changed
+	// nothing, and may be tried again.
+	ErrBusy = errors.New("the publication kept changing while the update was decided")
 )
 
 // Status is a publication's state.

@@ -33,20 +33,15 @@ type PublishStore interface {
 	// against the account under reservation, which it settles in the same transaction:
 	// ErrUploadExpired when the reservation is gone (the reaper released it).
 	Create(ctx context.Context, p Publication, images []StoredImage, reservation string) error
-	// Editable returns the owner's published (active or expired) publication and the
-	// names of its images with those of images, as Update gives them to apply, without a
-	// lock: what an update of new content renders from before Update commits it.
-	Editable(ctx context.Context, cuid, accountCUID string, images []StoredImage) (Publication, []string, error)
-	// Update locks the owner's published (active or expired) publication, stores a
-	// snapshot of it, calls apply with it and the names of its images (with those of
-	// images), saves the result and writes the Change apply returns to the edge's
-	// outbox, all in one transaction; apply must be quick (it holds the row's lock, and
-	// on SQLite the one connection). images are new images whose bytes are reserved
-	// under reservation, settled as Create does; an image of the same name is replaced:
-	// released, and its bytes taken off the account's usage. Only the MaxVersions newest
-	// snapshots are kept.
-	Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []StoredImage, reservation string,
-		apply func(p *Publication, images []string) (Change, error)) (Publication, error)
+	// Editable returns the owner's published (active or expired) publication as an update
+	// decides from it, with the names of its images and those of images (Current).
+	Editable(ctx context.Context, cuid, accountCUID string, images []StoredImage) (Current, error)
+	// Commit stores e in one transaction, or nothing of it: ErrStale when the publication
+	// no longer has the etag e was decided on (e.From), ErrNotFound when it is not the
+	// owner's or is unpublished, ErrUploadExpired when e.Reservation is gone, a
+	// *PathTakenError when another publication has e.To's path. It holds no lock
+	// between Editable and Commit.
+	Commit(ctx context.Context, e Edit) error
 	// Unpublish ends public access, releases the images' bytes from the quota at once and
 	// writes change to the edge's outbox, in one transaction.
 	Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time, change Change) error

@@ -37,18 +37,61 @@ func (p Patch) Empty() bool {
 		(p.Upload == nil || len(p.Upload.images) == 0)
 }
 
+// Current is a publication as an update reads it.
+type Current struct {
+	Publication
+	// Images are the names of its images, then those of the update's new images it has
+	// not.
+	Images []string
+	// Version is the number under which an update keeps its text (the next version).
+	Version int64
+	// NamesVersion is the NamesVersion whose rules wrote its rows of the link index.
+	NamesVersion int
+}
+
+// Edit is one update of a publication as the domain decided it, which the store commits
+// whole (PublishStore.Commit).
+type Edit struct {
+	Account, CUID string
+	// From is the etag of the publication the edit was decided on.
+	From string
+	// To is the publication after the edit; Rendered says whether it carries a new
+	// render, else the stored render is kept (a background render may have replaced it).
+	To       Publication
+	Rendered bool
+	// Kept is the text the edit replaces, kept as a version; the versions numbered Prune
+	// or lower are deleted (MaxVersions are kept).
+	Kept  Version
+	Prune int64
+	// Names says To's rows of the link index are written again.
+	Names bool
+	// Images are new images whose bytes are reserved under Reservation, settled in the
+	// commit; each replaces the image of its name, whose bytes leave the account's usage.
+	Images      []StoredImage
+	Reservation string
+	// Change is what the edit changes, for the edge's outbox in the same commit.
+	Change Change
+}
+
+// How often an update is decided again when its note changed before it was stored: a
+// patch of new content renders again once, one without new content costs no render.
+const (
+	contentTries = 2
+	patchTries   = 5
+)
+
 // Update applies a patch to the owner's publication after snapshotting it. New content
 // is parsed as at publish; setting a future expiry or clearing it makes an expired
 // publication active again.
 //
-// New content is rendered before the store's transaction, from the publication as read
-// then, never under the row's lock or the embedded default's one connection (a render
-// may take seconds); the transaction stores the result only if the publication's etag is
-// still the one read. Updates of one note's content take turns in this process (edits),
-// so it changes meanwhile only by an update without new content or another process's.
-// Then a patch with If-Match fails with ErrStale (the etag it named is gone); one without
-// is decided and rendered once more, and fails with ErrBusy if the publication changed
-// again.
+// The patch is decided (and new content rendered) on the publication as read, holding no
+// lock: never under the row's lock or the embedded default's one connection (a render
+// may take seconds). The store commits the edit only if the publication's etag is still
+// the one read. Updates of one note's content take turns in this process (edits), so it
+// changes meanwhile only by an update without new content or another process's. Then the
+// patch is read and decided again: a patch with If-Match then fails with ErrStale (the
+// etag it named is gone); new content is rendered once more and fails with ErrBusy if the
+// publication changed again.
 func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch Patch) (Publication, error) {
 	now := c.stamp()
 	var added []StoredImage
@@ -64,52 +107,35 @@ func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch 
 			return Publication{}, err
 		}
 	}
+	tries := patchTries
 	if patch.Content != nil {
+		tries = contentTries
 		defer c.edits.lock(cuid)()
 	}
-	var p Publication
-	var change Change
+	var e Edit
 	var targets []NameHit // of the new content's links
 	for attempt := 1; ; attempt++ {
-		var rendered *Publication // the patched publication with its new render
-		var read string           // the etag of the publication it was made from
-		if patch.Content != nil {
-			base, images, err := c.store.Editable(ctx, cuid, accountCUID, added)
-			if err != nil {
-				return Publication{}, fmt.Errorf("update: %w", err)
-			}
-			if !patch.matches(base.ETag) {
-				return Publication{}, fmt.Errorf("update: %w", ErrStale)
-			}
-			read = base.ETag
-			if targets, err = c.applyPatch(ctx, &base, patch, now, images, c.store.ResolveNames); err != nil {
-				return Publication{}, fmt.Errorf("update: %w", err)
-			}
-			rendered = &base
+		cur, err := c.store.Editable(ctx, cuid, accountCUID, added)
+		if err != nil {
+			return Publication{}, fmt.Errorf("update: %w", err)
 		}
-		var err error
-		p, err = c.store.Update(ctx, cuid, accountCUID, now, added, reservation, func(cur *Publication, images []string) (Change, error) {
-			if !patch.matches(cur.ETag) {
-				return Change{}, ErrStale
-			}
-			old := *cur
-			switch {
-			case rendered == nil: // No render: decided here, on the locked row.
-				if _, err := c.applyPatch(ctx, cur, patch, now, images, nil); err != nil {
-					return Change{}, err
-				}
-			case cur.ETag != read:
-				return Change{}, errChanged
-			default:
-				*cur = *rendered
-			}
-			change = c.updateChange(old, *cur)
-			return change, nil
-		})
-		if errors.Is(err, errChanged) && attempt == 1 {
-			continue
+		if !patch.matches(cur.ETag) {
+			return Publication{}, fmt.Errorf("update: %w", ErrStale)
 		}
-		if errors.Is(err, errChanged) {
+		next := cur.Publication
+		if targets, err = c.applyPatch(ctx, &next, patch, now, cur.Images); err != nil {
+			return Publication{}, fmt.Errorf("update: %w", err)
+		}
+		e = Edit{Account: accountCUID, CUID: cuid, From: cur.ETag, To: next, Rendered: patch.Content != nil,
+			Kept:   Version{Number: cur.Version, CreatedAt: now, Text: cur.Text},
+			Prune:  cur.Version - MaxVersions,
+			Names:  !equalPaths(cur.Path, next.Path) || namesStale(cur, next),
+			Images: added, Reservation: reservation, Change: c.updateChange(cur.Publication, next)}
+		err = c.store.Commit(ctx, e)
+		if errors.Is(err, ErrStale) && attempt < tries {
+			continue // Read again: If-Match, if any, is checked on what changed.
+		}
+		if errors.Is(err, ErrStale) && len(patch.IfMatch) == 0 {
 			err = ErrBusy
 		}
 		if err != nil {
@@ -117,6 +143,7 @@ func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch 
 		}
 		break
 	}
+	p := e.To
 	if patch.Upload != nil {
 		patch.Upload.done = true
 	}
@@ -126,13 +153,20 @@ func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch 
 			c.log.WarnContext(ctx, "update: the embeds' headings and blocks could not be checked", "cuid", cuid, "err", err)
 		}
 	}
-	c.tell(ctx, change)
+	c.tell(ctx, e.Change)
 	return p, nil
 }
 
-// errChanged is an update's finding that the publication changed between the read its
-// render was made from and the transaction that would store it.
-var errChanged = errors.New("the publication changed while the update was rendered")
+// namesStale reports whether an update from cur to p writes p's rows of the link index
+// again: rows written by older rules, other names, or an expiry they carry changed. (A
+// changed path is checked by the caller.)
+func namesStale(cur Current, p Publication) bool {
+	return cur.NamesVersion != NamesVersion || !slices.Equal(cur.Names(), p.Names()) || !equalTimes(cur.ExpiresAt, p.ExpiresAt)
+}
+
+func equalPaths(a, b *string) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
 
 // matches reports whether a publication whose etag is etag meets the patch's If-Match.
 func (p Patch) matches(etag string) bool {
@@ -140,9 +174,8 @@ func (p Patch) matches(etag string) bool {
 }
 
 // applyPatch changes p as patch says, at now, and returns what new content's links lead
-// to (nil without new content): images are the names of the publication's images and
-// resolve finds the notes new content links to (nil is enough without new content).
-func (c *Publisher) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string, resolve ResolveNames) ([]NameHit, error) {
+// to (nil without new content): images are the names of the publication's images.
+func (c *Publisher) applyPatch(ctx context.Context, p *Publication, patch Patch, now time.Time, images []string) ([]NameHit, error) {
 	if patch.Title.Set {
 		p.Title = patch.Title.Value
 	}
@@ -181,7 +214,7 @@ func (c *Publisher) applyPatch(ctx context.Context, p *Publication, patch Patch,
 		return nil, err
 	}
 	if w != nil {
-		look := c.lookUp(ctx, p, resolve)
+		look := c.lookUp(ctx, p, c.store.ResolveNames)
 		defer look.close()
 		if err := c.render(ctx, p, w, look, causeUpdate); err != nil {
 			return nil, err

@@ -58,7 +58,7 @@ func Translate(err error) *errs.Error {
 			"The publication has changed since the etag in If-Match; read it again and reapply your change.")
 	case errors.Is(err, note.ErrBusy):
 		return errs.New(http.StatusServiceUnavailable, errs.ServiceUnavailable,
-			"The publication changed twice while this change was rendered; send it again.")
+			"The publication kept changing while this change was made; send it again.")
 	case errors.Is(err, note.ErrNoteTooLarge):
 		return errs.New(http.StatusRequestEntityTooLarge, errs.NoteTooLarge, sentence(err))
 	case errors.Is(err, note.ErrQuotaExceeded):

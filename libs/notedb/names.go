@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
-	"slices"
 	"strings"
 	"time"
 
@@ -201,17 +200,4 @@ func (a textArray) Value() (driver.Value, error) {
 	}
 	b.WriteByte('}')
 	return b.String(), nil
-}
-
-// samePath reports whether two paths are the same (nil for none).
-func samePath(a, b *string) bool {
-	return a == nil && b == nil || a != nil && b != nil && *a == *b
-}
-
-// namesStale reports whether an update from old to p must write p's rows of the link
-// index again: rows written by older rules (version), other names, or an expiry they
-// carry changed. (A changed path is checked by the caller.)
-func namesStale(old, p note.Publication, version int) bool {
-	return version != note.NamesVersion || !slices.Equal(old.Names(), p.Names()) ||
-		!(old.ExpiresAt == nil && p.ExpiresAt == nil || old.ExpiresAt != nil && p.ExpiresAt != nil && old.ExpiresAt.Equal(*p.ExpiresAt))
 }

@@ -3,6 +3,7 @@ package notedb_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -25,13 +26,25 @@ func (f fixture) reaper(t *testing.T, b testkit.Backend) (*note.Reaper, blob.Sto
 func (f fixture) edit(t *testing.T, id string, n int, now time.Time) {
 	t.Helper()
 	for i := range n {
-		_, err := f.store.Update(context.Background(), id, f.owner, now, nil, "", func(p *note.Publication, _ []string) (note.Change, error) {
-			p.Content = "edit " + string(rune('a'+i))
-			return note.Change{}, nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		f.commit(t, id, now, func(p *note.Publication) { p.Content = "edit " + string(rune('a'+i)) })
+	}
+}
+
+// commit stores the edit change makes of the owner's publication id at now, keeping
+// its text as a version, and fails the test on an error.
+func (f fixture) commit(t *testing.T, id string, now time.Time, change func(p *note.Publication)) {
+	t.Helper()
+	cur, err := f.store.Editable(context.Background(), id, f.owner, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	to := cur.Publication
+	change(&to)
+	to.ETag = fmt.Sprintf("etag-%d", cur.Version)
+	e := note.Edit{Account: f.owner, CUID: id, From: cur.ETag, To: to, Kept: note.Version{Number: cur.Version, CreatedAt: now, Text: cur.Text},
+		Prune: cur.Version - note.MaxVersions}
+	if err := f.store.Commit(context.Background(), e); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -52,12 +65,8 @@ func TestPurgeUnpublishedDeletesTextAndVersionsAfterTheRetention(t *testing.T) {
 		}
 		f.create(t, withImage, "etag", img(withImage))
 		f.edit(t, withImage, 2, t0)
-		if _, err := f.store.Update(ctx, expired, f.owner, t0, nil, "", func(p *note.Publication, _ []string) (note.Change, error) {
-			p.ExpiresAt = &t0 // Expired, not unpublished: its author can still make it active again.
-			return note.Change{}, nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		// Expired, not unpublished: its author can still make it active again.
+		f.commit(t, expired, t0, func(p *note.Publication) { p.ExpiresAt = &t0 })
 		for id, at := range map[string]time.Time{old: t0, withImage: t0, recent: t0.Add(time.Hour)} {
 			if err := f.store.Unpublish(ctx, id, f.owner, at, note.Change{}); err != nil {
 				t.Fatal(err)

@@ -8,7 +8,6 @@ import (
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/note"
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // owned selects the owner's publication that is not unpublished.
@@ -16,83 +15,77 @@ func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
 	return tx.Where("cuid = ? AND account_cuid = ? AND NOT unpublished", cuid, accountCUID)
 }
 
-// Update implements note.PublishStore. A path another publication holds is found by the unique
-// index publications_path (Create).
-func (s *Store) Update(ctx context.Context, cuid, accountCUID string, now time.Time, images []note.StoredImage, reservation string,
-	apply func(*note.Publication, []string) (note.Change, error)) (note.Publication, error) {
-	var out, applied note.Publication
+// Commit implements note.PublishStore: the publication is written only if it still has
+// the etag e was decided on, so an update holds no lock while it is decided and rendered;
+// on Postgres a concurrent commit waits for this one's row and then finds the etag gone.
+// A path another publication holds is found by the unique index publications_path.
+func (s *Store) Commit(ctx context.Context, e note.Edit) error {
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var row publicationRow
-		// FOR UPDATE serialises concurrent updates of one publication on Postgres, so
-		// version numbers are unique and increasing; SQLite has a single writer anyway.
-		if err := owned(tx, cuid, accountCUID).Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row).Error; err != nil {
-			return notFound(err)
-		}
-		snapshot := versionRow{PublicationCUID: cuid, Version: row.NextVersion, Text: row.Text, CreatedAt: now}
-		if err := tx.Create(&snapshot).Error; err != nil {
-			return err
-		}
-		if err := tx.Where("publication_cuid = ? AND version <= ?", cuid, row.NextVersion-note.MaxVersions).Delete(&versionRow{}).Error; err != nil {
-			return err
-		}
-		names, err := imageNames(tx, cuid, images)
+		next, err := toRow(e.To)
 		if err != nil {
 			return err
 		}
-		p, err := fromRow(row)
+		next.NextVersion = e.Kept.Number + 1
+		write := owned(tx, e.CUID, e.Account).Where("etag = ?", e.From).Select("*")
+		if !e.Rendered {
+			write = write.Omit(renderColumns...)
+		}
+		res := write.Updates(&next)
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			if err := owned(tx, e.CUID, e.Account).Select("cuid").Take(&publicationRow{}).Error; err != nil {
+				return notFound(err)
+			}
+			return note.ErrStale
+		}
+		kept, err := toText(e.Kept.Text)
 		if err != nil {
 			return err
 		}
-		old := p
-		change, err := apply(&p, names)
-		if err != nil {
+		if err := tx.Create(&versionRow{PublicationCUID: e.CUID, Version: e.Kept.Number, Text: kept, CreatedAt: e.Kept.CreatedAt}).Error; err != nil {
 			return err
 		}
-		applied = p
-		pathChanged := !samePath(old.Path, p.Path)
-		next, err := toRow(p)
-		if err != nil {
+		if err := tx.Where("publication_cuid = ? AND version <= ?", e.CUID, e.Prune).Delete(&versionRow{}).Error; err != nil {
 			return err
 		}
-		next.NextVersion = row.NextVersion + 1
-		if err := tx.Select("*").Updates(&next).Error; err != nil {
-			return err
-		}
-		if pathChanged || namesStale(old, p, row.NamesVersion) {
-			if err := writeNames(tx, p); err != nil {
+		if e.Names {
+			if err := writeNames(tx, e.To); err != nil {
 				return err
 			}
 		}
-		if len(images) > 0 {
-			if err := settle(tx, reservation); err != nil {
+		if len(e.Images) > 0 {
+			if err := settle(tx, e.Reservation); err != nil {
 				return err
 			}
-			if err := replaceImages(tx, cuid, accountCUID, images); err != nil {
+			if err := replaceImages(tx, e.CUID, e.Account, e.Images); err != nil {
 				return err
 			}
 		}
-		out = p
-		return s.outbox.Write(tx, purges(change)...)
+		return s.outbox.Write(tx, purges(e.Change)...)
 	})
-	if err != nil {
-		return note.Publication{}, s.pathTaken(ctx, err, applied)
-	}
-	return out, nil
+	return s.pathTaken(ctx, err, e.To)
 }
 
+// renderColumns are the columns of a publication's render, which an edit without new
+// content leaves as they are.
+var renderColumns = []string{"html", "html_bytes", "render_version", "render_id", "render_links", "render_tries",
+	"render_misses", "render_retry_ms", "render_outline"}
+
 // Editable implements note.PublishStore.
-func (s *Store) Editable(ctx context.Context, cuid, accountCUID string, images []note.StoredImage) (note.Publication, []string, error) {
+func (s *Store) Editable(ctx context.Context, cuid, accountCUID string, images []note.StoredImage) (note.Current, error) {
 	d := s.db.WithContext(ctx)
 	var row publicationRow
 	if err := owned(d, cuid, accountCUID).Take(&row).Error; err != nil {
-		return note.Publication{}, nil, db.Classify(notFound(err))
+		return note.Current{}, db.Classify(notFound(err))
 	}
 	p, err := fromRow(row)
 	if err != nil {
-		return note.Publication{}, nil, err
+		return note.Current{}, err
 	}
 	names, err := imageNames(d, cuid, images)
-	return p, names, db.Classify(err)
+	return note.Current{Publication: p, Images: names, Version: row.NextVersion, NamesVersion: row.NamesVersion}, db.Classify(err)
 }
 
 // imageNames are the names of the publication's images and of the new images, which

@@ -56,13 +56,15 @@ var storerCases = []struct {
 	{"FindCard reads the card's fields only, in any state", findCard},
 	{"Create settles its upload's reservation, and without it stores nothing", createSettlesTheReservation},
 	{"a path another of the account's notes holds is taken, until it is unpublished", pathTaken},
-	{"Update gives apply the stored publication and snapshots its text", updateSnapshotsThePreviousText},
-	{"Update keeps only the MaxVersions newest snapshots", updateKeepsMaxVersions},
+	{"Commit stores the edit and keeps the text it replaces as a version", commitKeepsThePreviousText},
+	{"Commit deletes the versions the edit prunes", commitPrunes},
 	{"another account's note is not found and is left unchanged", anotherAccountsNote},
-	{"an error from apply changes nothing and stores no snapshot", applyErrorChangesNothing},
-	{"Update settles its upload and replaces the image of the same name", updateReplacesImages},
-	{"Editable returns the publication and its image names as Update gives them to apply", editable},
-	{"Unpublish releases the images and ends updates; FindView reads it unpublished", unpublish},
+	{"an edit from an etag the note no longer has changes nothing", staleEditChangesNothing},
+	{"an edit without a render keeps the stored render", editWithoutRenderKeepsTheRender},
+	{"an edit writes the link index again only when it says so", editNames},
+	{"Commit settles its upload and replaces the image of the same name", commitReplacesImages},
+	{"Editable returns the publication, its image names and its next version number", editable},
+	{"Unpublish releases the images and ends edits; FindView reads it unpublished", unpublish},
 	{"Reserve refuses bytes past the quota, and Release gives them back once", reserveAndRelease},
 	{"Reserve refuses images past MaxImagesPerAccount", reserveTooManyImages},
 	{"FindImageView reads the image, its publication's state and the owner's settings", findImageView},
@@ -134,18 +136,33 @@ func (s Subject) reserve(t *testing.T, id, cuid, account string, images []note.S
 	}
 }
 
-// update changes the owner's publication cuid by change at now and fails the test on an
-// error.
+// edit reads the owner's publication cuid (Editable, with images) and returns the edit
+// that change makes of it at now, as an update decides one: a new etag and render, the
+// text kept under the number Editable gave, the names written again, images settled
+// under reservation. It fails the test on an error.
+func (s Subject) edit(t *testing.T, cuid string, now time.Time, images []note.StoredImage, reservation string, change func(p *note.Publication)) note.Edit {
+	t.Helper()
+	cur, err := s.Store.Editable(t.Context(), cuid, s.Owner, images)
+	if err != nil {
+		t.Fatalf("editable %s: %v", cuid, err)
+	}
+	to := cur.Publication
+	change(&to)
+	to.ETag, to.UpdatedAt = fmt.Sprintf("%s-%d", cur.ETag, cur.Version), now
+	return note.Edit{Account: s.Owner, CUID: cuid, From: cur.ETag, To: to, Rendered: true,
+		Kept: note.Version{Number: cur.Version, CreatedAt: now, Text: cur.Text}, Prune: cur.Version - note.MaxVersions,
+		Names: true, Images: images, Reservation: reservation, Change: note.Change{Account: s.Owner, Note: cuid}}
+}
+
+// update commits the edit change makes of the owner's publication cuid at now (edit) and
+// fails the test on an error.
 func (s Subject) update(t *testing.T, cuid string, now time.Time, change func(p *note.Publication)) note.Publication {
 	t.Helper()
-	p, err := s.Store.Update(t.Context(), cuid, s.Owner, now, nil, "", func(p *note.Publication, _ []string) (note.Change, error) {
-		change(p)
-		return note.Change{Account: p.AccountCUID, Note: p.CUID}, nil
-	})
-	if err != nil {
-		t.Fatalf("update %s: %v", cuid, err)
+	e := s.edit(t, cuid, now, nil, "", change)
+	if err := s.Store.Commit(t.Context(), e); err != nil {
+		t.Fatalf("commit %s: %v", cuid, err)
 	}
-	return p
+	return e.To
 }
 
 // unpublish unpublishes the owner's publication cuid at now and fails the test on an
@@ -181,11 +198,11 @@ func (s Subject) versions(t *testing.T, cuid string) []note.VersionMeta {
 // Editable gives them but sorted, and fails the test on an error.
 func (s Subject) imageNames(t *testing.T, cuid string) []string {
 	t.Helper()
-	_, names, err := s.Store.Editable(t.Context(), cuid, s.Owner, nil)
+	cur, err := s.Store.Editable(t.Context(), cuid, s.Owner, nil)
 	if err != nil {
 		t.Fatalf("editable %s: %v", cuid, err)
 	}
-	return slices.Sorted(slices.Values(names))
+	return slices.Sorted(slices.Values(cur.Images))
 }
 
 // fitQuota is the quota of fits.
