@@ -1,17 +1,20 @@
 package noteapi
 
-// One decoder of a note's fields for every body that carries them: the three formats of
-// POST /api/publish and the two of PATCH /api/notes/:cuid. Each format turns its fields
-// into JSON values by name (a JSON body has them already; FormFields and HeaderFields
-// convert the text of a multipart body and of a Markdown body's headers), and Fields reads
-// them into the domain's note.Patch, which a publish turns into a note.Draft.
+// One reader of a note body for every route that takes one: ReadDraft for the three
+// formats of POST /api/publish, ReadPatch for the two of PATCH /api/notes/:cuid, each
+// entered once by its handler. Each format turns its fields into JSON values by name (a
+// JSON body has them already; formFields and headerFields convert the text of a
+// multipart body and of a Markdown body's headers), and decodeFields reads them into the
+// domain's note.Patch, which a publish turns into a note.Draft.
 
 import (
 	"encoding/json"
 	"maps"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -23,9 +26,9 @@ import (
 	"github.com/sharenote/sharenote/libs/routes"
 )
 
-// JSONFields reads a JSON object body (at most routes.JSONLimit bytes): its members are
+// jsonFields reads a JSON object body (at most routes.JSONLimit bytes): its members are
 // the fields.
-func JSONFields(c *gin.Context) (map[string]json.RawMessage, error) {
+func jsonFields(c *gin.Context) (map[string]json.RawMessage, error) {
 	body, err := httpx.ReadBody(c, routes.JSONLimit)
 	if err != nil {
 		return nil, err
@@ -37,19 +40,19 @@ func JSONFields(c *gin.Context) (map[string]json.RawMessage, error) {
 	return fields, nil
 }
 
-// MultipartFields reads a multipart body (ReadMultipart): its text fields are the fields
-// (FormFields), and its images stream into up.
-func MultipartFields(c *gin.Context, boundary string, up *note.Upload) (map[string]json.RawMessage, error) {
-	text, err := ReadMultipart(c, boundary, up)
+// multipartFields reads a multipart body (readMultipart): its text fields are the fields
+// (formFields), and its images stream into up.
+func multipartFields(c *gin.Context, boundary string, up *note.Upload) (map[string]json.RawMessage, error) {
+	text, err := readMultipart(c, boundary, up)
 	if err != nil {
 		return nil, err
 	}
-	return FormFields(text)
+	return formFields(text)
 }
 
-// MarkdownFields reads a Markdown body (at most routes.JSONLimit bytes of UTF-8): the body
-// is the content, the other fields come in headers (HeaderFields).
-func MarkdownFields(c *gin.Context) (map[string]json.RawMessage, error) {
+// markdownFields reads a Markdown body (at most routes.JSONLimit bytes of UTF-8): the body
+// is the content, the other fields come in headers (headerFields).
+func markdownFields(c *gin.Context) (map[string]json.RawMessage, error) {
 	body, err := httpx.ReadBody(c, routes.JSONLimit)
 	if err != nil {
 		return nil, err
@@ -57,15 +60,15 @@ func MarkdownFields(c *gin.Context) (map[string]json.RawMessage, error) {
 	if !utf8.Valid(body) {
 		return nil, errs.New(http.StatusBadRequest, errs.InvalidBody, "The Markdown body is not valid UTF-8.")
 	}
-	return HeaderFields(string(body), c.Request.Header)
+	return headerFields(string(body), c.Request.Header)
 }
 
-// Fields reads the note fields of a body into a patch, in name order so that the first bad
+// decodeFields reads the note fields of a body into a patch, in name order so that the first bad
 // field reported does not depend on the order the client sent. JSON null clears an
 // optional field; content and show_properties cannot be null. Unknown fields are ignored
 // (docs/api.md "Publish"). Values are checked by the domain's own parsers (expiry,
 // properties); now is the domain's clock, for the expiry.
-func Fields(fields map[string]json.RawMessage, now time.Time) (note.Patch, error) {
+func decodeFields(fields map[string]json.RawMessage, now time.Time) (note.Patch, error) {
 	var p note.Patch
 	for _, name := range slices.Sorted(maps.Keys(fields)) {
 		raw := fields[name]
@@ -125,10 +128,10 @@ func stringField(name string, raw json.RawMessage, nullable bool) (*string, erro
 	return &s, nil
 }
 
-// FormFields converts the text fields of a multipart body to the JSON values Fields reads:
+// formFields converts the text fields of a multipart body to the JSON values decodeFields reads:
 // properties is a JSON object as text, show_properties is true or false, the others are
 // strings. A form field cannot be null, so it sets and never clears.
-func FormFields(text map[string]string) (map[string]json.RawMessage, error) {
+func formFields(text map[string]string) (map[string]json.RawMessage, error) {
 	fields := make(map[string]json.RawMessage, len(text))
 	for name, v := range text {
 		switch name {
@@ -151,10 +154,10 @@ func FormFields(text map[string]string) (map[string]json.RawMessage, error) {
 var noteHeaders = map[string]string{"summary": "X-Summary", "expires_at": "X-Expires-At", "show_properties": "X-Show-Properties",
 	"path": "X-Path"}
 
-// HeaderFields converts the note fields of a Markdown publish, whose body is the content
-// and whose other fields come in headers, to the JSON values Fields reads. A header's
+// headerFields converts the note fields of a Markdown publish, whose body is the content
+// and whose other fields come in headers, to the JSON values decodeFields reads. A header's
 // value must be valid UTF-8; X-Path is percent-encoded UTF-8.
-func HeaderFields(content string, h http.Header) (map[string]json.RawMessage, error) {
+func headerFields(content string, h http.Header) (map[string]json.RawMessage, error) {
 	text := map[string]string{"content": content}
 	for field, header := range noteHeaders {
 		v := h.Get(header)
@@ -177,7 +180,7 @@ func HeaderFields(content string, h http.Header) (map[string]json.RawMessage, er
 		}
 		text[field] = v
 	}
-	return FormFields(text)
+	return formFields(text)
 }
 
 // parseBool reads a boolean form field or header: exactly true or false.
@@ -191,10 +194,16 @@ func parseBool(field, s string) (bool, error) {
 	return false, InvalidField(field + " must be true or false.")
 }
 
-// Draft reads the fields of a publish: content is required, show_properties defaults to
-// true, a null optional field is left out. up holds the request's images, or is nil.
-func Draft(fields map[string]json.RawMessage, up *note.Upload, now time.Time) (note.Draft, error) {
-	p, err := Fields(fields, now)
+// ReadDraft reads the body of a publish, in its format (Markdown, JSON or multipart), into
+// a draft: content is required, show_properties defaults to true, a null optional field
+// is left out. A multipart body's images stream into the upload newUpload makes, which
+// the draft carries; the caller aborts it when ReadDraft or the publish fails.
+func ReadDraft(c *gin.Context, newUpload func() (*note.Upload, error), now time.Time) (note.Draft, error) {
+	fields, up, err := readFields(c, publishFormats, newUpload)
+	if err != nil {
+		return note.Draft{}, err
+	}
+	p, err := decodeFields(fields, now)
 	if err != nil {
 		return note.Draft{}, err
 	}
@@ -212,10 +221,16 @@ func Draft(fields map[string]json.RawMessage, up *note.Upload, now time.Time) (n
 	return d, nil
 }
 
-// Patch reads the fields of a PATCH; up holds the images it adds or replaces, or is nil.
-// A patch that changes nothing is invalid.
-func Patch(fields map[string]json.RawMessage, up *note.Upload, now time.Time) (note.Patch, error) {
-	p, err := Fields(fields, now)
+// ReadPatch reads the body of a PATCH, JSON or multipart, into a patch; a multipart
+// body's images stream into the upload newUpload makes, which the patch carries (the
+// caller aborts it when ReadPatch or the update fails). A patch that changes nothing is
+// invalid.
+func ReadPatch(c *gin.Context, newUpload func() (*note.Upload, error), now time.Time) (note.Patch, error) {
+	fields, up, err := readFields(c, patchFormats, newUpload)
+	if err != nil {
+		return note.Patch{}, err
+	}
+	p, err := decodeFields(fields, now)
 	if err != nil {
 		return note.Patch{}, err
 	}
@@ -224,4 +239,34 @@ func Patch(fields map[string]json.RawMessage, up *note.Upload, now time.Time) (n
 			"The body must change at least one of content, title, summary, properties, show_properties, expires_at, path, or add an image.")
 	}
 	return p, nil
+}
+
+// The body formats of a publish and of a PATCH, by media type.
+var (
+	publishFormats = []string{"text/markdown", "application/json", "multipart/form-data"}
+	patchFormats   = []string{"application/json", "multipart/form-data"}
+)
+
+// readFields reads a note body in its format, one of formats: its fields, and the upload
+// newUpload made for a multipart body's images (nil for the others).
+func readFields(c *gin.Context, formats []string, newUpload func() (*note.Upload, error)) (map[string]json.RawMessage, *note.Upload, error) {
+	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
+	if err != nil || !slices.Contains(formats, mt) {
+		return nil, nil, errs.New(http.StatusBadRequest, errs.UnsupportedContentType,
+			"Content-Type must be "+strings.Join(formats[:len(formats)-1], ", ")+" or "+formats[len(formats)-1]+".")
+	}
+	switch mt {
+	case "text/markdown":
+		fields, err := markdownFields(c)
+		return fields, nil, err
+	case "application/json":
+		fields, err := jsonFields(c)
+		return fields, nil, err
+	}
+	up, err := newUpload()
+	if err != nil {
+		return nil, nil, err
+	}
+	fields, err := multipartFields(c, params["boundary"], up)
+	return fields, up, err
 }

@@ -29,11 +29,11 @@ import (
 var textFields = map[string]bool{"content": true, "title": true, "summary": true, "show_properties": true,
 	"expires_at": true, "properties": true, "path": true}
 
-// ReadMultipart reads a multipart body: it returns the text fields and streams each
+// readMultipart reads a multipart body: it returns the text fields and streams each
 // image part into up. A text field is read up to the JSON limit, an image up to
 // note.MaxImageBytes, the whole request up to the route's limit. Reading stops at the
 // first image over note.MaxImagesPerPublish, before its bytes.
-func ReadMultipart(c *gin.Context, boundary string, up *note.Upload) (map[string]string, error) {
+func readMultipart(c *gin.Context, boundary string, up *note.Upload) (map[string]string, error) {
 	if boundary == "" {
 		return nil, errs.New(http.StatusBadRequest, errs.InvalidBody, "The multipart body has no boundary.")
 	}

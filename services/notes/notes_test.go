@@ -237,6 +237,11 @@ func TestUpdate(t *testing.T) {
 			}
 			f.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + id, Token: f.acc.Token, Body: []byte("{"), ContentType: "application/json"}).
 				Expect(t, 400, "invalid_body")
+			// Markdown is a publish format only.
+			f.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + id, Token: f.acc.Token, Body: []byte("# v4"), ContentType: "text/markdown"}).
+				Expect(t, 400, "unsupported_content_type")
+			f.Do(t, testkit.Request{Method: "PATCH", Path: "/api/notes/" + id, Token: f.acc.Token, Body: []byte("content=v4"),
+				ContentType: "application/x-www-form-urlencoded"}).Expect(t, 400, "unsupported_content_type")
 			var after ownerNote
 			f.get("/api/notes/"+id, "").Expect(t, 200, "").Decode(t, &after)
 			if after.Content != "v3" {

@@ -1,8 +1,6 @@
 package notes
 
 import (
-	"encoding/json"
-	"mime"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -10,7 +8,6 @@ import (
 	"github.com/sharenote/sharenote/libs/authn"
 	"github.com/sharenote/sharenote/libs/cuid"
 	"github.com/sharenote/sharenote/libs/errs"
-	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
 	"github.com/sharenote/sharenote/libs/wire"
@@ -37,33 +34,26 @@ func (a *api) UpdateNote(c *gin.Context) {
 	noteapi.AnswerWrite(c, p, err, a.owner)
 }
 
-// update reads the PATCH's fields and applies them. When a multipart PATCH fails, the
-// images it stored are deleted and their quota released before it returns, as at publish.
+// update reads the PATCH's body and applies it. When a multipart PATCH fails, the images
+// it stored are deleted and their quota released before it returns, as at publish.
 func (a *api) update(c *gin.Context) (note.Publication, error) {
 	ctx := c.Request.Context()
 	account, id := authn.Principal(c).AccountCUID, c.Param("cuid")
-	var fields map[string]json.RawMessage
 	var up *note.Upload
-	var err error
-	if mt, params, perr := mime.ParseMediaType(c.GetHeader("Content-Type")); perr == nil && mt == "multipart/form-data" {
+	patch, err := noteapi.ReadPatch(c, func() (*note.Upload, error) {
 		if !cuid.Valid(id) {
-			return note.Publication{}, errs.NotFoundError()
+			return nil, errs.NotFoundError()
 		}
 		up = a.notes.NewUploadTo(account, id)
-		fields, err = noteapi.MultipartFields(c, params["boundary"], up)
-	} else if err = httpx.RequireJSON(c); err == nil {
-		fields, err = noteapi.JSONFields(c)
+		return up, nil
+	}, a.notes.Now())
+	if err == nil && !cuid.Valid(id) {
+		err = errs.NotFoundError()
 	}
 	var p note.Publication
 	if err == nil {
-		var patch note.Patch
-		if patch, err = noteapi.Patch(fields, up, a.notes.Now()); err == nil && !cuid.Valid(id) {
-			err = errs.NotFoundError()
-		}
-		if err == nil {
-			patch.IfMatch = ifMatch(c.GetHeader("If-Match"))
-			p, err = a.notes.Update(ctx, account, id, patch)
-		}
+		patch.IfMatch = ifMatch(c.GetHeader("If-Match"))
+		p, err = a.notes.Update(ctx, account, id, patch)
 	}
 	if err != nil && up != nil {
 		if err := up.Abort(ctx); err != nil {

@@ -1,21 +1,18 @@
 package publish
 
-// The handler parses the three body formats of POST /api/publish into a draft. Every
+// The handler reads the three body formats of POST /api/publish into a draft
+// (noteapi.ReadDraft). Every
 // limit is enforced while reading, so no request makes the service hold more than the
 // limit in memory; the images of a multipart body stream into the object store as they
 // arrive (note.Upload), so that a request holds a small constant of each in memory.
 
 import (
-	"encoding/json"
 	"log/slog"
-	"mime"
-	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/authn"
-	"github.com/sharenote/sharenote/libs/errs"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
 	"github.com/sharenote/sharenote/libs/routes"
@@ -46,34 +43,20 @@ func (a *api) Publish(c *gin.Context) {
 	})
 }
 
-// publish reads the fields in the body's format and publishes them. When a multipart
-// publish fails, the images it stored are deleted and their quota released before it
-// returns, so that the failure the client hears of has left nothing behind.
+// publish reads the body and publishes it. When a multipart publish fails, the images it
+// stored are deleted and their quota released before it returns, so that the failure the
+// client hears of has left nothing behind.
 func (a *api) publish(c *gin.Context) (note.Publication, error) {
 	ctx := c.Request.Context()
 	account := authn.Principal(c).AccountCUID
-	mt, params, err := mime.ParseMediaType(c.GetHeader("Content-Type"))
-	var fields map[string]json.RawMessage
 	var up *note.Upload
-	switch {
-	case err != nil:
-		err = unsupported()
-	case mt == "text/markdown":
-		fields, err = noteapi.MarkdownFields(c)
-	case mt == "application/json":
-		fields, err = noteapi.JSONFields(c)
-	case mt == "multipart/form-data":
+	d, err := noteapi.ReadDraft(c, func() (*note.Upload, error) {
 		up = a.notes.NewUpload(account)
-		fields, err = noteapi.MultipartFields(c, params["boundary"], up)
-	default:
-		err = unsupported()
-	}
+		return up, nil
+	}, a.notes.Now())
 	var p note.Publication
 	if err == nil {
-		var d note.Draft
-		if d, err = noteapi.Draft(fields, up, a.notes.Now()); err == nil {
-			p, err = a.notes.Publish(ctx, account, d)
-		}
+		p, err = a.notes.Publish(ctx, account, d)
 	}
 	if err != nil && up != nil {
 		if err := up.Abort(ctx); err != nil {
@@ -81,9 +64,4 @@ func (a *api) publish(c *gin.Context) (note.Publication, error) {
 		}
 	}
 	return p, err
-}
-
-func unsupported() error {
-	return errs.New(http.StatusBadRequest, errs.UnsupportedContentType,
-		"Content-Type must be text/markdown, application/json or multipart/form-data.")
 }
