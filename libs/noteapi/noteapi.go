@@ -1,7 +1,17 @@
 // Package noteapi is the HTTP edge of the note domain shared by the publish, notes, images
-// and og-renderer services: the parsing of request fields that more than one service
-// accepts, the public URLs of publications, and the cached public reads. The domain's
-// errors pass through it unchanged; errs translates them.
+// and og-renderer services: the reading of note bodies (fields.go, multipart.go), the
+// table from domain errors to API errors (errors.go), the public URLs of publications,
+// and the cached public reads (public.go) with their byte ranges (ranges.go).
+//
+// Ranges are served here, not by net/http's ServeContent, for three reasons.
+// ServeContent reads through an io.ReadSeeker, and a large image's body is an object in the
+// object store that a read streams by range (readcache.Entry.Open: one ranged GetObject
+// per range, nothing buffered); a ReadSeeker over it would buffer the image or issue a
+// request per Seek. ServeContent answers 412 with no body and 416 in plain text, where
+// the API answers every error in JSON (docs/api.md "Errors"). And it serves any number of
+// ranges, unmerged, where here a request for more than MaxRanges merged ranges gets the
+// whole image (RFC 9110 §14.2 lets a server ignore Range), which bounds the part headers
+// and GetObjects a request can cost.
 package noteapi
 
 import (
