@@ -505,18 +505,18 @@ func (s *fakeStore) pathTaken(p note.Publication) error {
 }
 
 // owned returns the owner's published (active or expired) publication.
-func (s *fakeStore) owned(cuid, accountCUID string) (*record, error) {
-	rec := s.pubs[cuid]
-	if rec == nil || rec.p.AccountCUID != accountCUID || rec.p.Unpublished {
+func (s *fakeStore) owned(n note.Owned) (*record, error) {
+	rec := s.pubs[n.CUID]
+	if rec == nil || rec.p.AccountCUID != n.Account || rec.p.Unpublished {
 		return nil, note.ErrNotFound
 	}
 	return rec, nil
 }
 
-func (s *fakeStore) Editable(_ context.Context, cuid, accountCUID string, images []note.StoredImage) (note.Current, error) {
+func (s *fakeStore) Editable(_ context.Context, n note.Owned, images []note.StoredImage) (note.Current, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.owned(cuid, accountCUID)
+	rec, err := s.owned(n)
 	if err != nil {
 		return note.Current{}, err
 	}
@@ -541,7 +541,7 @@ func imageNames(rec *record, images []note.StoredImage) []string {
 func (s *fakeStore) Commit(_ context.Context, e note.Edit) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.owned(e.CUID, e.Account)
+	rec, err := s.owned(e.Owned)
 	if err != nil {
 		return err
 	}
@@ -584,10 +584,10 @@ func (s *fakeStore) Commit(_ context.Context, e note.Edit) error {
 	return nil
 }
 
-func (s *fakeStore) Versions(_ context.Context, cuid, accountCUID string) ([]note.VersionMeta, error) {
+func (s *fakeStore) Versions(_ context.Context, n note.Owned) ([]note.VersionMeta, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.owned(cuid, accountCUID)
+	rec, err := s.owned(n)
 	if err != nil {
 		return nil, err
 	}
@@ -598,10 +598,10 @@ func (s *fakeStore) Versions(_ context.Context, cuid, accountCUID string) ([]not
 	return out, nil
 }
 
-func (s *fakeStore) Version(_ context.Context, cuid, accountCUID string, number int64) (note.Version, error) {
+func (s *fakeStore) Version(_ context.Context, n note.Owned, number int64) (note.Version, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.owned(cuid, accountCUID)
+	rec, err := s.owned(n)
 	if err != nil {
 		return note.Version{}, err
 	}
@@ -613,20 +613,20 @@ func (s *fakeStore) Version(_ context.Context, cuid, accountCUID string, number 
 	return note.Version{}, note.ErrNotFound
 }
 
-func (s *fakeStore) Unpublish(_ context.Context, cuid, accountCUID string, now time.Time, _ note.Change) error {
+func (s *fakeStore) Unpublish(_ context.Context, n note.Owned, now time.Time, _ note.Change) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	rec, err := s.owned(cuid, accountCUID)
+	rec, err := s.owned(n)
 	if err != nil {
 		return err
 	}
 	rec.p.Unpublished, rec.p.UpdatedAt = true, now
-	u := s.usage[accountCUID]
+	u := s.usage[n.Account]
 	for _, img := range rec.images {
 		u.bytes -= img.Size
 		u.images--
 	}
-	s.usage[accountCUID] = u
+	s.usage[n.Account] = u
 	rec.images = nil
 	return nil
 }

@@ -25,6 +25,12 @@ type ViewStore interface {
 	FindView(ctx context.Context, cuid string) (View, error)
 }
 
+// Owned names a publication by its owner's account and its cuid, as the stores' methods
+// that act for the owner take it: one argument, so that the two cannot be swapped.
+type Owned struct {
+	Account, CUID string
+}
+
 // PublishStore is what Publisher needs of storage; notedb.Store implements it.
 type PublishStore interface {
 	LinkStore
@@ -35,7 +41,7 @@ type PublishStore interface {
 	Create(ctx context.Context, p Publication, images []StoredImage, reservation string) error
 	// Editable returns the owner's published (active or expired) publication as an update
 	// decides from it, with the names of its images and those of images (Current).
-	Editable(ctx context.Context, cuid, accountCUID string, images []StoredImage) (Current, error)
+	Editable(ctx context.Context, n Owned, images []StoredImage) (Current, error)
 	// Commit stores e in one transaction, or nothing of it: ErrStale when the publication
 	// no longer has the etag e was decided on (e.From), ErrNotFound when it is not the
 	// owner's or is unpublished, ErrUploadExpired when e.Reservation is gone, a
@@ -44,7 +50,7 @@ type PublishStore interface {
 	Commit(ctx context.Context, e Edit) error
 	// Unpublish ends public access, releases the images' bytes from the quota at once and
 	// writes change to the edge's outbox, in one transaction.
-	Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time, change Change) error
+	Unpublish(ctx context.Context, n Owned, now time.Time, change Change) error
 }
 
 // UploadStore holds the quota reservations of uploads (Upload); notedb.Store implements it.
@@ -119,9 +125,9 @@ type HistoryStore interface {
 	// newest first, ties broken by cuid.
 	List(ctx context.Context, accountCUID string, after *Cursor, limit int) ([]Publication, error)
 	// Versions lists the snapshots of the owner's published publication, newest first.
-	Versions(ctx context.Context, cuid, accountCUID string) ([]VersionMeta, error)
+	Versions(ctx context.Context, n Owned) ([]VersionMeta, error)
 	// Version returns one snapshot; ErrNotFound for an unknown or pruned number.
-	Version(ctx context.Context, cuid, accountCUID string, number int64) (Version, error)
+	Version(ctx context.Context, n Owned, number int64) (Version, error)
 	// CursorKey returns the installation's cursor MAC key, making it on first use.
 	CursorKey(ctx context.Context) ([]byte, error)
 }

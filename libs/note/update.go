@@ -52,7 +52,7 @@ type Current struct {
 // Edit is one update of a publication as the domain decided it, which the store commits
 // whole (PublishStore.Commit).
 type Edit struct {
-	Account, CUID string
+	Owned
 	// From is the etag of the publication the edit was decided on.
 	From string
 	// To is the publication after the edit; Rendered says whether it carries a new
@@ -112,10 +112,11 @@ func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch 
 		tries = contentTries
 		defer c.edits.lock(cuid)()
 	}
+	owned := Owned{Account: accountCUID, CUID: cuid}
 	var e Edit
 	var targets []NameHit // of the new content's links
 	for attempt := 1; ; attempt++ {
-		cur, err := c.store.Editable(ctx, cuid, accountCUID, added)
+		cur, err := c.store.Editable(ctx, owned, added)
 		if err != nil {
 			return Publication{}, fmt.Errorf("update: %w", err)
 		}
@@ -126,7 +127,7 @@ func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch 
 		if targets, err = c.applyPatch(ctx, &next, patch, now, cur.Images); err != nil {
 			return Publication{}, fmt.Errorf("update: %w", err)
 		}
-		e = Edit{Account: accountCUID, CUID: cuid, From: cur.ETag, To: next, Rendered: patch.Content != nil,
+		e = Edit{Owned: owned, From: cur.ETag, To: next, Rendered: patch.Content != nil,
 			Kept:   Version{Number: cur.Version, CreatedAt: now, Text: cur.Text},
 			Prune:  cur.Version - MaxVersions,
 			Names:  !equalPaths(cur.Path, next.Path) || namesStale(cur, next),
@@ -237,7 +238,7 @@ func (c *Publisher) Unpublish(ctx context.Context, accountCUID, cuid string) err
 		return err
 	}
 	change := unpublishChange(v)
-	if err := c.store.Unpublish(ctx, cuid, accountCUID, c.stamp(), change); err != nil {
+	if err := c.store.Unpublish(ctx, Owned{Account: accountCUID, CUID: cuid}, c.stamp(), change); err != nil {
 		return err
 	}
 	c.tell(ctx, change)

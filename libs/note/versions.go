@@ -22,10 +22,10 @@ type Version struct {
 
 // Versions lists the owner's snapshots of a publication, newest first.
 func (c *History) Versions(ctx context.Context, accountCUID, cuid string) ([]VersionMeta, error) {
-	return c.store.Versions(ctx, cuid, accountCUID)
+	return c.store.Versions(ctx, Owned{Account: accountCUID, CUID: cuid})
 }
 
 // Version returns one snapshot.
 func (c *History) Version(ctx context.Context, accountCUID, cuid string, number int64) (Version, error) {
-	return c.store.Version(ctx, cuid, accountCUID, number)
+	return c.store.Version(ctx, Owned{Account: accountCUID, CUID: cuid}, number)
 }

@@ -27,7 +27,7 @@ func TestEmbeddedReadsTheAuthorsActiveRenders(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now, note.Change{}); err != nil {
+		if err := f.store.Unpublish(ctx, note.Owned{Account: f.owner, CUID: gone.CUID}, f.now, note.Change{}); err != nil {
 			t.Fatal(err)
 		}
 		cuids := []string{active.CUID, expired.CUID, gone.CUID, soon.CUID, "eeeeeeeeeeeeeeeeeeeeeeee"}

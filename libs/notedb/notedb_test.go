@@ -152,7 +152,7 @@ func TestResolveNamesFindsTheAuthorsActiveNotes(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now, note.Change{}); err != nil {
+		if err := f.store.Unpublish(ctx, note.Owned{Account: f.owner, CUID: gone.CUID}, f.now, note.Change{}); err != nil {
 			t.Fatal(err)
 		}
 		keys := []string{note.MatchKey("a TITLE"), note.MatchKey("expired"), note.MatchKey("gone"), note.MatchKey("soon"),
@@ -200,7 +200,7 @@ func TestClaimRendersTakesEachStaleRenderOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := f.store.Unpublish(ctx, gone.CUID, f.owner, f.now, note.Change{}); err != nil {
+		if err := f.store.Unpublish(ctx, note.Owned{Account: f.owner, CUID: gone.CUID}, f.now, note.Change{}); err != nil {
 			t.Fatal(err)
 		}
 		lease := f.now.Add(time.Hour)
@@ -259,7 +259,7 @@ func TestFindImageViewReadsImageStateAndSettingsTogether(t *testing.T) {
 			iv.Note.Owner.Theme != "dark" || iv.Note.Unpublished {
 			t.Errorf("image view = %+v", iv)
 		}
-		if err := f.store.Unpublish(context.Background(), img.PublicationCUID, f.owner, f.now, note.Change{}); err != nil {
+		if err := f.store.Unpublish(context.Background(), note.Owned{Account: f.owner, CUID: img.PublicationCUID}, f.now, note.Change{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := f.store.FindImageView(context.Background(), f.owner, img.PublicationCUID, "a.png"); !errors.Is(err, note.ErrNotFound) {

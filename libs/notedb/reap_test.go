@@ -34,14 +34,14 @@ func (f fixture) edit(t *testing.T, id string, n int, now time.Time) {
 // its text as a version, and fails the test on an error.
 func (f fixture) commit(t *testing.T, id string, now time.Time, change func(p *note.Publication)) {
 	t.Helper()
-	cur, err := f.store.Editable(context.Background(), id, f.owner, nil)
+	cur, err := f.store.Editable(context.Background(), note.Owned{Account: f.owner, CUID: id}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	to := cur.Publication
 	change(&to)
 	to.ETag = fmt.Sprintf("etag-%d", cur.Version)
-	e := note.Edit{Account: f.owner, CUID: id, From: cur.ETag, To: to, Kept: note.Version{Number: cur.Version, CreatedAt: now, Text: cur.Text},
+	e := note.Edit{Owned: note.Owned{Account: f.owner, CUID: id}, From: cur.ETag, To: to, Kept: note.Version{Number: cur.Version, CreatedAt: now, Text: cur.Text},
 		Prune: cur.Version - note.MaxVersions}
 	if err := f.store.Commit(context.Background(), e); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestPurgeUnpublishedDeletesTextAndVersionsAfterTheRetention(t *testing.T) {
 		// Expired, not unpublished: its author can still make it active again.
 		f.commit(t, expired, t0, func(p *note.Publication) { p.ExpiresAt = &t0 })
 		for id, at := range map[string]time.Time{old: t0, withImage: t0, recent: t0.Add(time.Hour)} {
-			if err := f.store.Unpublish(ctx, id, f.owner, at, note.Change{}); err != nil {
+			if err := f.store.Unpublish(ctx, note.Owned{Account: f.owner, CUID: id}, at, note.Change{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -101,7 +101,7 @@ func TestPurgeUnpublishedDeletesTextAndVersionsAfterTheRetention(t *testing.T) {
 		if _, err := f.store.FindView(ctx, recent); err == nil {
 			t.Error("a purged note is still found")
 		}
-		if err := f.store.Unpublish(ctx, recent, f.owner, t0, note.Change{}); err == nil {
+		if err := f.store.Unpublish(ctx, note.Owned{Account: f.owner, CUID: recent}, t0, note.Change{}); err == nil {
 			t.Error("unpublishing a purged note succeeded; want not found")
 		}
 	})
@@ -123,7 +123,7 @@ func TestPurgeUnpublishedRunsInBoundedBatches(t *testing.T) {
 			if i%2 == 1 {
 				at = f.now.Add(time.Hour)
 			}
-			if err := f.store.Unpublish(ctx, id, f.owner, at, note.Change{}); err != nil {
+			if err := f.store.Unpublish(ctx, note.Owned{Account: f.owner, CUID: id}, at, note.Change{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -190,7 +190,7 @@ func TestReapDeletesReleasedImagesWithTheirObjects(t *testing.T) {
 		if r, err := reaper.Reap(ctx, 2, 0); err != nil || r.Images != 0 || r.Batches != 0 {
 			t.Fatalf("Reap before any unpublish = %+v, %v; want nothing", r, err)
 		}
-		if err := f.store.Unpublish(ctx, gone, f.owner, f.now, note.Change{}); err != nil {
+		if err := f.store.Unpublish(ctx, note.Owned{Account: f.owner, CUID: gone}, f.now, note.Change{}); err != nil {
 			t.Fatal(err)
 		}
 		// One batch of 2, then the rest: what a run stopped by maxBatches leaves, the next takes.
@@ -223,7 +223,7 @@ func TestReapKeepsTheRowsWhenDeletingTheObjectsFails(t *testing.T) {
 		put(t, blobs, key, "abc")
 		f.create(t, id, "etag", note.StoredImage{AccountCUID: f.owner, PublicationCUID: id, Filename: "a.png",
 			MediaType: "image/png", Size: 3, SHA256: "abc", BlobKey: key, CreatedAt: f.now})
-		if err := f.store.Unpublish(ctx, id, f.owner, f.now, note.Change{}); err != nil {
+		if err := f.store.Unpublish(ctx, note.Owned{Account: f.owner, CUID: id}, f.now, note.Change{}); err != nil {
 			t.Fatal(err)
 		}
 		if r, err := note.NewReaper(f.store, failingDelete{blobs}).Reap(ctx, 10, 0); err == nil || r.Images != 0 {

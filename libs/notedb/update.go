@@ -11,8 +11,8 @@ import (
 )
 
 // owned selects the owner's publication that is not unpublished.
-func owned(tx *gorm.DB, cuid, accountCUID string) *gorm.DB {
-	return tx.Where("cuid = ? AND account_cuid = ? AND NOT unpublished", cuid, accountCUID)
+func owned(tx *gorm.DB, n note.Owned) *gorm.DB {
+	return tx.Where("cuid = ? AND account_cuid = ? AND NOT unpublished", n.CUID, n.Account)
 }
 
 // Commit implements note.PublishStore: the publication is written only if it still has
@@ -26,7 +26,7 @@ func (s *Store) Commit(ctx context.Context, e note.Edit) error {
 			return err
 		}
 		next.NextVersion = e.Kept.Number + 1
-		write := owned(tx, e.CUID, e.Account).Where("etag = ?", e.From).Select("*")
+		write := owned(tx, e.Owned).Where("etag = ?", e.From).Select("*")
 		if !e.Rendered {
 			write = write.Omit(renderColumns...)
 		}
@@ -35,7 +35,7 @@ func (s *Store) Commit(ctx context.Context, e note.Edit) error {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
-			if err := owned(tx, e.CUID, e.Account).Select("cuid").Take(&publicationRow{}).Error; err != nil {
+			if err := owned(tx, e.Owned).Select("cuid").Take(&publicationRow{}).Error; err != nil {
 				return notFound(err)
 			}
 			return note.ErrStale
@@ -74,17 +74,17 @@ var renderColumns = []string{"html", "html_bytes", "render_version", "render_id"
 	"render_misses", "render_retry_ms", "render_outline"}
 
 // Editable implements note.PublishStore.
-func (s *Store) Editable(ctx context.Context, cuid, accountCUID string, images []note.StoredImage) (note.Current, error) {
+func (s *Store) Editable(ctx context.Context, n note.Owned, images []note.StoredImage) (note.Current, error) {
 	d := s.db.WithContext(ctx)
 	var row publicationRow
-	if err := owned(d, cuid, accountCUID).Take(&row).Error; err != nil {
+	if err := owned(d, n).Take(&row).Error; err != nil {
 		return note.Current{}, db.Classify(notFound(err))
 	}
 	p, err := fromRow(row)
 	if err != nil {
 		return note.Current{}, err
 	}
-	names, err := imageNames(d, cuid, images)
+	names, err := imageNames(d, n.CUID, images)
 	return note.Current{Publication: p, Images: names, Version: row.NextVersion, NamesVersion: row.NamesVersion}, db.Classify(err)
 }
 
@@ -104,30 +104,30 @@ func imageNames(tx *gorm.DB, cuid string, images []note.StoredImage) ([]string, 
 }
 
 // Unpublish implements note.PublishStore.
-func (s *Store) Unpublish(ctx context.Context, cuid, accountCUID string, now time.Time, change note.Change) error {
+func (s *Store) Unpublish(ctx context.Context, n note.Owned, now time.Time, change note.Change) error {
 	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		res := owned(tx.Model(&publicationRow{}), cuid, accountCUID).Updates(map[string]any{"unpublished": true, "updated_at": now})
+		res := owned(tx.Model(&publicationRow{}), n).Updates(map[string]any{"unpublished": true, "updated_at": now})
 		if res.Error != nil {
 			return res.Error
 		}
 		if res.RowsAffected == 0 {
 			return note.ErrNotFound
 		}
-		if err := tx.Where("publication_cuid = ?", cuid).Delete(&nameRow{}).Error; err != nil {
+		if err := tx.Where("publication_cuid = ?", n.CUID).Delete(&nameRow{}).Error; err != nil {
 			return err
 		}
 		if err := s.outbox.Write(tx, purges(change)...); err != nil {
 			return err
 		}
 		var released struct{ Bytes, Images int64 }
-		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).
+		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", n.CUID).
 			Select("COALESCE(SUM(size), 0) AS bytes, COUNT(*) AS images").Scan(&released).Error; err != nil {
 			return err
 		}
-		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", cuid).Update("released", true).Error; err != nil {
+		if err := tx.Model(&imageRow{}).Where("publication_cuid = ? AND NOT released", n.CUID).Update("released", true).Error; err != nil {
 			return err
 		}
 		return tx.Exec("UPDATE accounts SET image_bytes_used = image_bytes_used - ?, image_count = image_count - ? WHERE cuid = ?",
-			released.Bytes, released.Images, accountCUID).Error
+			released.Bytes, released.Images, n.Account).Error
 	}))
 }

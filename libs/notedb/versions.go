@@ -10,8 +10,8 @@ import (
 )
 
 // Versions implements note.HistoryStore.
-func (s *Store) Versions(ctx context.Context, cuid, accountCUID string) ([]note.VersionMeta, error) {
-	if err := s.exists(ctx, cuid, accountCUID); err != nil {
+func (s *Store) Versions(ctx context.Context, n note.Owned) ([]note.VersionMeta, error) {
+	if err := s.exists(ctx, n); err != nil {
 		return nil, err
 	}
 	var rows []struct {
@@ -22,7 +22,7 @@ func (s *Store) Versions(ctx context.Context, cuid, accountCUID string) ([]note.
 	}
 	err := s.db.WithContext(ctx).Model(&versionRow{}).
 		Select("version, created_at, title, "+lengthBytes(s.db)+" AS content_bytes").
-		Where("publication_cuid = ?", cuid).Order("version DESC").Limit(note.MaxVersions).Scan(&rows).Error
+		Where("publication_cuid = ?", n.CUID).Order("version DESC").Limit(note.MaxVersions).Scan(&rows).Error
 	if err != nil {
 		return nil, db.Classify(err)
 	}
@@ -42,12 +42,12 @@ func lengthBytes(gdb *gorm.DB) string {
 }
 
 // Version implements note.HistoryStore.
-func (s *Store) Version(ctx context.Context, cuid, accountCUID string, number int64) (note.Version, error) {
-	if err := s.exists(ctx, cuid, accountCUID); err != nil {
+func (s *Store) Version(ctx context.Context, n note.Owned, number int64) (note.Version, error) {
+	if err := s.exists(ctx, n); err != nil {
 		return note.Version{}, err
 	}
 	var row versionRow
-	if err := s.db.WithContext(ctx).Where("publication_cuid = ? AND version = ?", cuid, number).Take(&row).Error; err != nil {
+	if err := s.db.WithContext(ctx).Where("publication_cuid = ? AND version = ?", n.CUID, number).Take(&row).Error; err != nil {
 		return note.Version{}, db.Classify(notFound(err))
 	}
 	text, err := fromText(row.Text)
@@ -57,12 +57,12 @@ func (s *Store) Version(ctx context.Context, cuid, accountCUID string, number in
 	return note.Version{Number: row.Version, CreatedAt: row.CreatedAt, Text: text}, nil
 }
 
-func (s *Store) exists(ctx context.Context, cuid, accountCUID string) error {
-	var n int64
-	if err := owned(s.db.WithContext(ctx).Model(&publicationRow{}), cuid, accountCUID).Count(&n).Error; err != nil {
+func (s *Store) exists(ctx context.Context, n note.Owned) error {
+	var count int64
+	if err := owned(s.db.WithContext(ctx).Model(&publicationRow{}), n).Count(&count).Error; err != nil {
 		return db.Classify(err)
 	}
-	if n == 0 {
+	if count == 0 {
 		return note.ErrNotFound
 	}
 	return nil

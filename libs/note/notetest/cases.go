@@ -162,14 +162,14 @@ func commitKeepsThePreviousText(t *testing.T, s Subject) {
 	if m.Number != e.Kept.Number || !m.CreatedAt.Equal(later) || m.Title == nil || *m.Title != *p.Title || m.ContentBytes != len(p.Content) {
 		t.Errorf("snapshot %+v (title %v), want number %d made at %v of %q, %d bytes", m, m.Title, e.Kept.Number, later, *p.Title, len(p.Content))
 	}
-	v, err := s.Store.Version(t.Context(), p.CUID, s.Owner, m.Number)
+	v, err := s.Store.Version(t.Context(), note.Owned{Account: s.Owner, CUID: p.CUID}, m.Number)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := diff(v.Text, p.Text); d != "" || v.Number != m.Number || !v.CreatedAt.Equal(later) {
 		t.Errorf("Version %d (number %d, at %v) is not the text before the edit:%s", m.Number, v.Number, v.CreatedAt, d)
 	}
-	if _, err := s.Store.Version(t.Context(), p.CUID, s.Owner, m.Number+1); !errors.Is(err, note.ErrNotFound) {
+	if _, err := s.Store.Version(t.Context(), note.Owned{Account: s.Owner, CUID: p.CUID}, m.Number+1); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Version of an unknown number: %v, want ErrNotFound", err)
 	}
 }
@@ -191,12 +191,12 @@ func commitPrunes(t *testing.T, s Subject) {
 		t.Fatalf("%d snapshots after %d edits pruning all but the %d newest, want %d", len(vs), n, note.MaxVersions, note.MaxVersions)
 	}
 	for i, m := range vs {
-		v, err := s.Store.Version(t.Context(), p.CUID, s.Owner, m.Number)
+		v, err := s.Store.Version(t.Context(), note.Owned{Account: s.Owner, CUID: p.CUID}, m.Number)
 		if want := fmt.Sprintf("v%d", n-1-i); err != nil || v.Content != want {
 			t.Errorf("snapshot %d of the list (number %d) holds %q (%v), want %q: the newest first", i, m.Number, v.Content, err, want)
 		}
 	}
-	if _, err := s.Store.Version(t.Context(), p.CUID, s.Owner, first); !errors.Is(err, note.ErrNotFound) {
+	if _, err := s.Store.Version(t.Context(), note.Owned{Account: s.Owner, CUID: p.CUID}, first); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Version of a pruned number: %v, want ErrNotFound", err)
 	}
 }
@@ -213,16 +213,16 @@ func anotherAccountsNote(t *testing.T, s Subject) {
 	if err := s.Store.Commit(ctx, theirs); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Commit: %v, want ErrNotFound", err)
 	}
-	if _, err := s.Store.Editable(ctx, p.CUID, s.Other, nil); !errors.Is(err, note.ErrNotFound) {
+	if _, err := s.Store.Editable(ctx, note.Owned{Account: s.Other, CUID: p.CUID}, nil); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Editable: %v, want ErrNotFound", err)
 	}
-	if _, err := s.Store.Versions(ctx, p.CUID, s.Other); !errors.Is(err, note.ErrNotFound) {
+	if _, err := s.Store.Versions(ctx, note.Owned{Account: s.Other, CUID: p.CUID}); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Versions: %v, want ErrNotFound", err)
 	}
-	if _, err := s.Store.Version(ctx, p.CUID, s.Other, number); !errors.Is(err, note.ErrNotFound) {
+	if _, err := s.Store.Version(ctx, note.Owned{Account: s.Other, CUID: p.CUID}, number); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Version: %v, want ErrNotFound", err)
 	}
-	if err := s.Store.Unpublish(ctx, p.CUID, s.Other, at, note.Change{}); !errors.Is(err, note.ErrNotFound) {
+	if err := s.Store.Unpublish(ctx, note.Owned{Account: s.Other, CUID: p.CUID}, at, note.Change{}); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Unpublish: %v, want ErrNotFound", err)
 	}
 	if d := diff(s.find(t, p.CUID), before); d != "" {
@@ -350,7 +350,7 @@ func editable(t *testing.T, s Subject) {
 	p := publication(s.Owner, id('a'), at)
 	s.create(t, p, image(p, "b.png", 10), image(p, "a.png", 20))
 	news := []note.StoredImage{image(p, "c.png", 30), image(p, "a.png", 40)}
-	cur, err := s.Store.Editable(ctx, p.CUID, s.Owner, news)
+	cur, err := s.Store.Editable(ctx, note.Owned{Account: s.Owner, CUID: p.CUID}, news)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,17 +364,17 @@ func editable(t *testing.T, s Subject) {
 	if vs := s.versions(t, p.CUID); len(vs) != 1 || vs[0].Number != cur.Version {
 		t.Errorf("versions %+v, want one numbered %d, as Editable gave", vs, cur.Version)
 	}
-	if again, err := s.Store.Editable(ctx, p.CUID, s.Owner, nil); err != nil || again.Version != cur.Version+1 {
+	if again, err := s.Store.Editable(ctx, note.Owned{Account: s.Owner, CUID: p.CUID}, nil); err != nil || again.Version != cur.Version+1 {
 		t.Errorf("the next version after a commit: %d (%v), want %d", again.Version, err, cur.Version+1)
 	}
-	if _, err := s.Store.Editable(ctx, p.CUID, s.Other, nil); !errors.Is(err, note.ErrNotFound) {
+	if _, err := s.Store.Editable(ctx, note.Owned{Account: s.Other, CUID: p.CUID}, nil); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Editable of another account's note: %v, want ErrNotFound", err)
 	}
 
 	expired := publication(s.Owner, id('b'), at.Add(-2*time.Hour))
 	expired.ExpiresAt = new(at.Add(-time.Hour))
 	s.create(t, expired)
-	if _, err := s.Store.Editable(ctx, expired.CUID, s.Owner, nil); err != nil {
+	if _, err := s.Store.Editable(ctx, note.Owned{Account: s.Owner, CUID: expired.CUID}, nil); err != nil {
 		t.Errorf("Editable of an expired note: %v, want the note", err)
 	}
 	if got := s.update(t, expired.CUID, at, func(q *note.Publication) { q.ExpiresAt = nil }); got.ExpiresAt != nil {
@@ -401,17 +401,17 @@ func unpublish(t *testing.T, s Subject) {
 	if d := diff(s.find(t, p.CUID), want); d != "" {
 		t.Errorf("FindView of the unpublished note:%s", d)
 	}
-	late := note.Edit{Account: s.Owner, CUID: p.CUID, From: before.ETag, To: before, Kept: note.Version{Number: 1}, Change: note.Change{Account: s.Owner, Note: p.CUID}}
+	late := note.Edit{Owned: note.Owned{Account: s.Owner, CUID: p.CUID}, From: before.ETag, To: before, Kept: note.Version{Number: 1}, Change: note.Change{Account: s.Owner, Note: p.CUID}}
 	if err := s.Store.Commit(ctx, late); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Commit: %v, want ErrNotFound", err)
 	}
-	if err := s.Store.Unpublish(ctx, p.CUID, s.Owner, later, note.Change{}); !errors.Is(err, note.ErrNotFound) {
+	if err := s.Store.Unpublish(ctx, note.Owned{Account: s.Owner, CUID: p.CUID}, later, note.Change{}); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Unpublish again: %v, want ErrNotFound", err)
 	}
-	if _, err := s.Store.Editable(ctx, p.CUID, s.Owner, nil); !errors.Is(err, note.ErrNotFound) {
+	if _, err := s.Store.Editable(ctx, note.Owned{Account: s.Owner, CUID: p.CUID}, nil); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Editable: %v, want ErrNotFound", err)
 	}
-	if _, err := s.Store.Versions(ctx, p.CUID, s.Owner); !errors.Is(err, note.ErrNotFound) {
+	if _, err := s.Store.Versions(ctx, note.Owned{Account: s.Owner, CUID: p.CUID}); !errors.Is(err, note.ErrNotFound) {
 		t.Errorf("Versions: %v, want ErrNotFound", err)
 	}
 	if _, err := s.Store.FindImageView(ctx, s.Owner, p.CUID, "a.png"); !errors.Is(err, note.ErrNotFound) {

@@ -142,14 +142,14 @@ func (s Subject) reserve(t *testing.T, id, cuid, account string, images []note.S
 // under reservation. It fails the test on an error.
 func (s Subject) edit(t *testing.T, cuid string, now time.Time, images []note.StoredImage, reservation string, change func(p *note.Publication)) note.Edit {
 	t.Helper()
-	cur, err := s.Store.Editable(t.Context(), cuid, s.Owner, images)
+	cur, err := s.Store.Editable(t.Context(), note.Owned{Account: s.Owner, CUID: cuid}, images)
 	if err != nil {
 		t.Fatalf("editable %s: %v", cuid, err)
 	}
 	to := cur.Publication
 	change(&to)
 	to.ETag, to.UpdatedAt = fmt.Sprintf("%s-%d", cur.ETag, cur.Version), now
-	return note.Edit{Account: s.Owner, CUID: cuid, From: cur.ETag, To: to, Rendered: true,
+	return note.Edit{Owned: note.Owned{Account: s.Owner, CUID: cuid}, From: cur.ETag, To: to, Rendered: true,
 		Kept: note.Version{Number: cur.Version, CreatedAt: now, Text: cur.Text}, Prune: cur.Version - note.MaxVersions,
 		Names: true, Images: images, Reservation: reservation, Change: note.Change{Account: s.Owner, Note: cuid}}
 }
@@ -169,7 +169,7 @@ func (s Subject) update(t *testing.T, cuid string, now time.Time, change func(p 
 // error.
 func (s Subject) unpublish(t *testing.T, cuid string, now time.Time) {
 	t.Helper()
-	if err := s.Store.Unpublish(t.Context(), cuid, s.Owner, now, note.Change{Account: s.Owner, Note: cuid, Hard: true}); err != nil {
+	if err := s.Store.Unpublish(t.Context(), note.Owned{Account: s.Owner, CUID: cuid}, now, note.Change{Account: s.Owner, Note: cuid, Hard: true}); err != nil {
 		t.Fatalf("unpublish %s: %v", cuid, err)
 	}
 }
@@ -187,7 +187,7 @@ func (s Subject) find(t *testing.T, cuid string) note.Publication {
 // versions returns the owner's snapshots of cuid and fails the test on an error.
 func (s Subject) versions(t *testing.T, cuid string) []note.VersionMeta {
 	t.Helper()
-	vs, err := s.Store.Versions(t.Context(), cuid, s.Owner)
+	vs, err := s.Store.Versions(t.Context(), note.Owned{Account: s.Owner, CUID: cuid})
 	if err != nil {
 		t.Fatalf("versions of %s: %v", cuid, err)
 	}
@@ -198,7 +198,7 @@ func (s Subject) versions(t *testing.T, cuid string) []note.VersionMeta {
 // Editable gives them but sorted, and fails the test on an error.
 func (s Subject) imageNames(t *testing.T, cuid string) []string {
 	t.Helper()
-	cur, err := s.Store.Editable(t.Context(), cuid, s.Owner, nil)
+	cur, err := s.Store.Editable(t.Context(), note.Owned{Account: s.Owner, CUID: cuid}, nil)
 	if err != nil {
 		t.Fatalf("editable %s: %v", cuid, err)
 	}
