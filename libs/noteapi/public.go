@@ -239,38 +239,60 @@ func ETagMatches(header, etag string) bool {
 	return false
 }
 
-// LoadView returns the Read.Load of a publication's read: it keeps the stale entry when
-// the entry can tell that nothing it shows changed (Entry.Unchanged: a page's sources);
-// else it loads the view of cuid through read (note.Reader's ReadView, or ReadPage for a
-// read that shows its links), answers a negative entry when the publication is not
-// active, reuses the stale entry's bytes when tag gives its validator (nothing the bytes
-// show has changed), and otherwise builds the entry with that validator.
-func LoadView(read func(ctx context.Context, cuid string) (note.View, error), cuid string, tag func(note.View) string,
-	build func(ctx context.Context, v note.View, etag string) (*readcache.Entry, error),
-) func(context.Context, *readcache.Entry) (*readcache.Entry, error) {
-	return func(ctx context.Context, stale *readcache.Entry) (*readcache.Entry, error) {
-		if stale != nil && stale.Unchanged != nil {
-			same, err := stale.Unchanged(ctx)
-			if err != nil {
-				return nil, err
-			}
-			if same {
-				return stale.Kept(), nil
-			}
-		}
-		v, err := read(ctx, cuid)
-		if errors.Is(err, note.ErrNotFound) {
-			return Missing(cuid), nil
-		}
+// ViewRead is a public read of one representation of a publication's view: the note's
+// JSON, its page, its preview card. A target makes one per route when it starts, from
+// its own methods, and answers each request with Public.ServeView.
+type ViewRead struct {
+	Route *routes.Route
+	// Compress offers gzip and brotli variants (text).
+	Compress bool
+	// NotFound answers for an unknown, expired or unpublished publication.
+	NotFound func(*gin.Context)
+	// View reads the view (note.Reader's ReadView, or ReadPage for a read that shows its
+	// links; note.Cards' ReadCard): note.ErrNotFound when the publication is not active.
+	View func(ctx context.Context, cuid string) (note.View, error)
+	// Tag is the validator of the representation of v: everything it depends on (Tag).
+	Tag func(v note.View) string
+	// Build makes the entry of v, with the validator etag (Entry).
+	Build func(ctx context.Context, v note.View, etag string) (*readcache.Entry, error)
+}
+
+// ServeView answers the read r of publication cuid from the cache (Serve).
+func (p *Public) ServeView(c *gin.Context, cuid string, r ViewRead) {
+	load := func(ctx context.Context, stale *readcache.Entry) (*readcache.Entry, error) {
+		return r.load(ctx, cuid, stale)
+	}
+	p.Serve(c, Read{Route: r.Route, ID: cuid, Compress: r.Compress, NotFound: r.NotFound, Load: load})
+}
+
+// load builds the entry of the read r of publication cuid over stale (the entry the
+// cache had, nil when none). It keeps stale when the entry can tell that nothing it
+// shows changed (Entry.Unchanged: a page's sources); else it reads the view, answers a
+// negative entry when the publication is not active, reuses stale's bytes when the
+// validator is stale's (nothing the bytes show has changed), and otherwise builds the
+// entry.
+func (r ViewRead) load(ctx context.Context, cuid string, stale *readcache.Entry) (*readcache.Entry, error) {
+	if stale != nil && stale.Unchanged != nil {
+		same, err := stale.Unchanged(ctx)
 		if err != nil {
 			return nil, err
 		}
-		etag := tag(v)
-		if stale != nil && !stale.NotFound && stale.ETag == etag {
-			return Entry(v, "", "", nil).Reusing(stale), nil
+		if same {
+			return stale.Kept(), nil
 		}
-		return build(ctx, v, etag)
 	}
+	v, err := r.View(ctx, cuid)
+	if errors.Is(err, note.ErrNotFound) {
+		return Missing(cuid), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	etag := r.Tag(v)
+	if stale != nil && !stale.NotFound && stale.ETag == etag {
+		return Entry(v, "", "", nil).Reusing(stale), nil
+	}
+	return r.Build(ctx, v, etag)
 }
 
 // NotFoundJSON answers a public read of an API route for a publication that is not there.

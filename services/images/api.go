@@ -47,32 +47,40 @@ func (a *api) Read(c *gin.Context) {
 		noteapi.NotFoundJSON(c)
 		return
 	}
-	a.public.Serve(c, noteapi.Read{Route: routes.ImageRead, ID: user + "/" + noteID + "/" + name, NotFound: noteapi.NotFoundJSON, Ranges: true,
-		Load: func(ctx context.Context, _ *readcache.Entry) (*readcache.Entry, error) {
-			iv, err := a.images.ReadImage(ctx, user, noteID, name)
-			if errors.Is(err, note.ErrNotFound) {
-				return noteapi.Missing(noteID), nil
-			}
-			if err != nil {
-				return nil, err
-			}
-			img := iv.Image
-			e := noteapi.Entry(iv.Note, `"`+img.SHA256[:32]+`"`, img.MediaType, nil)
-			if img.Size > maxHeldImage {
-				e.Size = img.Size
-				e.Open = func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
-					return a.images.OpenImage(ctx, img, off, n)
-				}
-				return e, nil
-			}
-			rc, err := a.images.OpenImage(ctx, img, 0, -1)
-			if err != nil {
-				return nil, err
-			}
-			defer rc.Close()
-			if e.Body, err = io.ReadAll(io.LimitReader(rc, img.Size)); err != nil {
-				return nil, err
-			}
-			return e, nil
-		}})
+	load := func(ctx context.Context, _ *readcache.Entry) (*readcache.Entry, error) {
+		return a.load(ctx, user, noteID, name)
+	}
+	a.public.Serve(c, noteapi.Read{Route: routes.ImageRead, ID: user + "/" + noteID + "/" + name, NotFound: noteapi.NotFoundJSON,
+		Ranges: true, Load: load})
+}
+
+// load builds the cache entry of the image name of note noteID of account user: its
+// bytes when it is small enough to hold, else how to stream them; a negative entry when
+// the image or its note is not there.
+func (a *api) load(ctx context.Context, user, noteID, name string) (*readcache.Entry, error) {
+	iv, err := a.images.ReadImage(ctx, user, noteID, name)
+	if errors.Is(err, note.ErrNotFound) {
+		return noteapi.Missing(noteID), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	img := iv.Image
+	e := noteapi.Entry(iv.Note, `"`+img.SHA256[:32]+`"`, img.MediaType, nil)
+	if img.Size > maxHeldImage {
+		e.Size = img.Size
+		e.Open = func(ctx context.Context, off, n int64) (io.ReadCloser, error) {
+			return a.images.OpenImage(ctx, img, off, n)
+		}
+		return e, nil
+	}
+	rc, err := a.images.OpenImage(ctx, img, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	if e.Body, err = io.ReadAll(io.LimitReader(rc, img.Size)); err != nil {
+		return nil, err
+	}
+	return e, nil
 }

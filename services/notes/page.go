@@ -16,27 +16,39 @@ import (
 	"github.com/sharenote/sharenote/services/notes/internal/page"
 )
 
-// Page answers GET /s/:cuid from the read cache: the page shell around the note's
-// stored HTML, or the small 404 page.
+// Page answers GET /s/:cuid from the read cache (a.notePage): the page shell around the
+// note's stored HTML, or the small 404 page.
 func (a *api) Page(c *gin.Context) {
 	id := c.Param("cuid")
 	if !cuid.Valid(id) {
 		notFoundPage(c)
 		return
 	}
-	a.public.Serve(c, noteapi.Read{Route: routes.NotePage, ID: id, Compress: true, NotFound: notFoundPage,
-		Load: noteapi.LoadView(a.readPage, id, func(v note.View) string {
-			return noteapi.Tag(routes.NotePage.Path, v.ETag, noteapi.SettingsTag(v), strconv.Itoa(v.RenderVersion), v.RenderID, v.LinksTag, page.Version)
-		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
-			pg, err := page.Render(a.pageData(v))
-			if err != nil {
-				return nil, err
-			}
-			a.renders.Inc()
-			e := noteapi.Entry(v, etag, "text/html; charset=utf-8", pg.HTML)
-			e.Header = securityHeaders(pg.CSP)
-			return e, nil
-		})})
+	a.public.ServeView(c, id, a.notePage)
+}
+
+// notePageRead is the read of a note's page.
+func (a *api) notePageRead() noteapi.ViewRead {
+	return noteapi.ViewRead{Route: routes.NotePage, Compress: true, NotFound: notFoundPage,
+		View: a.readPage, Tag: notePageTag, Build: a.buildPage}
+}
+
+// notePageTag is the validator of v's page: its note, the owner's settings, the render,
+// what its links resolved to and the page's own version.
+func notePageTag(v note.View) string {
+	return noteapi.Tag(routes.NotePage.Path, v.ETag, noteapi.SettingsTag(v), strconv.Itoa(v.RenderVersion), v.RenderID, v.LinksTag, page.Version)
+}
+
+// buildPage is the cache entry of v's page.
+func (a *api) buildPage(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
+	pg, err := page.Render(a.pageData(v))
+	if err != nil {
+		return nil, err
+	}
+	a.renders.Inc()
+	e := noteapi.Entry(v, etag, "text/html; charset=utf-8", pg.HTML)
+	e.Header = securityHeaders(pg.CSP)
+	return e, nil
 }
 
 // readPage is note.Reader.ReadPage, counting the pages built from other notes.

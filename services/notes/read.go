@@ -14,23 +14,34 @@ import (
 	"github.com/sharenote/sharenote/libs/wire"
 )
 
-// ReadNote answers GET /api/notes/:cuid from the read cache.
+// ReadNote answers GET /api/notes/:cuid from the read cache (a.noteJSON).
 func (a *api) ReadNote(c *gin.Context) {
 	id := c.Param("cuid")
 	if !cuid.Valid(id) {
 		noteapi.NotFoundJSON(c)
 		return
 	}
-	a.public.Serve(c, noteapi.Read{Route: routes.NoteRead, ID: id, Compress: true, NotFound: noteapi.NotFoundJSON,
-		Load: noteapi.LoadView(a.reader.ReadView, id, func(v note.View) string {
-			return noteapi.Tag(routes.NoteRead.Path, v.ETag, noteapi.SettingsTag(v))
-		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
-			body, err := json.Marshal(a.publicNote(v))
-			if err != nil {
-				return nil, err
-			}
-			return noteapi.Entry(v, etag, "application/json; charset=utf-8", body), nil
-		})})
+	a.public.ServeView(c, id, a.noteJSON)
+}
+
+// noteJSONRead is the read of a note's public JSON.
+func (a *api) noteJSONRead() noteapi.ViewRead {
+	return noteapi.ViewRead{Route: routes.NoteRead, Compress: true, NotFound: noteapi.NotFoundJSON,
+		View: a.reader.ReadView, Tag: noteJSONTag, Build: a.buildNoteJSON}
+}
+
+// noteJSONTag is the validator of v's public JSON.
+func noteJSONTag(v note.View) string {
+	return noteapi.Tag(routes.NoteRead.Path, v.ETag, noteapi.SettingsTag(v))
+}
+
+// buildNoteJSON is the cache entry of v's public JSON.
+func (a *api) buildNoteJSON(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
+	body, err := json.Marshal(a.publicNote(v))
+	if err != nil {
+		return nil, err
+	}
+	return noteapi.Entry(v, etag, "application/json; charset=utf-8", body), nil
 }
 
 // publicNote is the public JSON of v.

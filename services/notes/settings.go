@@ -28,7 +28,9 @@ type api struct {
 	publicURL string
 	settings  *account.SettingsCore
 	public    *noteapi.Public
-	renders   prometheus.Counter
+	// noteJSON and notePage are the public reads of a note's JSON and page.
+	noteJSON, notePage noteapi.ViewRead
+	renders            prometheus.Counter
 	// rebuilds counts the page loads that resolved a page's links and embeds again.
 	rebuilds prometheus.Counter
 	log      *slog.Logger
@@ -53,6 +55,7 @@ func newAPI(d app.Deps) (*api, error) {
 	if a.history, err = d.History(); err != nil {
 		return nil, err
 	}
+	a.noteJSON, a.notePage = a.noteJSONRead(), a.notePageRead()
 	d.Registry.MustRegister(a.renders, a.rebuilds)
 	return a, nil
 }

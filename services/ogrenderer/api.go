@@ -27,7 +27,9 @@ type api struct {
 	cards    *note.Cards
 	renderer *ogcard.Renderer
 	public   *noteapi.Public
-	renders  prometheus.Counter
+	// card is the public read of a note's preview card.
+	card    noteapi.ViewRead
+	renders prometheus.Counter
 }
 
 // newAPI returns the API with its metrics registered on reg; reads are answered by public.
@@ -45,6 +47,7 @@ func newAPI(cards *note.Cards, public *noteapi.Public, reg prometheus.Registerer
 	if err := reg.Register(a.renders); err != nil {
 		return nil, fmt.Errorf("og metrics: %w", err)
 	}
+	a.card = a.cardRead()
 	return a, nil
 }
 
@@ -63,17 +66,23 @@ func (a *api) Image(c *gin.Context) {
 		noteapi.NotFoundJSON(c)
 		return
 	}
-	a.public.Serve(c, noteapi.Read{Route: routes.OGImage, ID: id, NotFound: noteapi.NotFoundJSON,
-		Load: noteapi.LoadView(a.cards.ReadCard, id, func(v note.View) string {
-			return cacheKey(cardFor(v))
-		}, func(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
-			png, err := a.renderer.PNG(cardFor(v))
-			if err != nil {
-				return nil, err
-			}
-			a.renders.Inc()
-			return noteapi.Entry(v, etag, "image/png", png), nil
-		})})
+	a.public.ServeView(c, id, a.card)
+}
+
+// cardRead is the read of a note's preview card.
+func (a *api) cardRead() noteapi.ViewRead {
+	return noteapi.ViewRead{Route: routes.OGImage, NotFound: noteapi.NotFoundJSON, View: a.cards.ReadCard,
+		Tag: func(v note.View) string { return cacheKey(cardFor(v)) }, Build: a.buildCard}
+}
+
+// buildCard is the cache entry of v's preview card, drawn.
+func (a *api) buildCard(_ context.Context, v note.View, etag string) (*readcache.Entry, error) {
+	png, err := a.renderer.PNG(cardFor(v))
+	if err != nil {
+		return nil, err
+	}
+	a.renders.Inc()
+	return noteapi.Entry(v, etag, "image/png", png), nil
 }
 
 // cardFor is what the preview of p shows with its owner's settings: the note's
