@@ -94,18 +94,9 @@ const (
 // publication changed again.
 func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch Patch) (Publication, error) {
 	now := c.stamp()
-	var added []StoredImage
-	reservation := ""
-	if patch.Upload != nil {
-		if patch.Upload.cuid != cuid {
-			return Publication{}, fmt.Errorf("update: images uploaded to %s, not %s", patch.Upload.cuid, cuid)
-		}
-		added, reservation = patch.Upload.images, patch.Upload.id
-	}
-	if patch.Path.Value != nil {
-		if err := CheckPath(*patch.Path.Value); err != nil {
-			return Publication{}, err
-		}
+	added, reservation, err := patch.check(cuid)
+	if err != nil {
+		return Publication{}, err
 	}
 	tries := patchTries
 	if patch.Content != nil {
@@ -167,6 +158,23 @@ func namesStale(cur Current, p Publication) bool {
 
 func equalPaths(a, b *string) bool {
 	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// check checks what can be checked of a patch of publication cuid before it is applied,
+// and returns the images it adds with their reservation.
+func (p Patch) check(cuid string) (added []StoredImage, reservation string, err error) {
+	if p.Path.Value != nil {
+		if err := CheckPath(*p.Path.Value); err != nil {
+			return nil, "", err
+		}
+	}
+	if p.Upload == nil {
+		return nil, "", nil
+	}
+	if p.Upload.cuid != cuid {
+		return nil, "", fmt.Errorf("update: images uploaded to %s, not %s", p.Upload.cuid, cuid)
+	}
+	return p.Upload.images, p.Upload.id, nil
 }
 
 // matches reports whether a publication whose etag is etag meets the patch's If-Match.
