@@ -228,9 +228,7 @@ func (a *App) newDeps(cfg config.Config, log *slog.Logger, reg *prometheus.Regis
 		needs:    a.needs,
 		Reads:    reads,
 		Registry: reg, Tracer: tp, Now: now}
-	noteCfg := noteConfig(cfg, d, reg)
-	noteCfg.Notifier = noteEvents
-	d.notes = a.newNoteCases(noteCfg, renderer)
+	d.notes = a.newNoteCases(noteConfig(cfg, d, noteEvents, reg), renderer)
 	if a.feed == nil {
 		return d, nil
 	}

@@ -60,13 +60,14 @@ func (a *App) newNoteCases(cfg note.Config, renderer note.Renderer) noteCases {
 	return n
 }
 
-// noteConfig is the use cases' configuration, their renders counted in reg.
-func noteConfig(cfg config.Config, d Deps, reg prometheus.Registerer) note.Config {
+// noteConfig is the use cases' configuration, their changes told to notifier and their
+// renders counted in reg.
+func noteConfig(cfg config.Config, d Deps, notifier note.Notifier, reg prometheus.Registerer) note.Config {
 	renders := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sharenote_note_renders_total",
 		Help: "Renders of notes' Markdown, by cause (publish, update, background) and outcome (final, temporary)."},
 		[]string{"cause", "outcome"})
 	reg.MustRegister(renders)
-	return note.Config{Now: d.Now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes, Log: d.Log,
+	return note.Config{Now: d.Now, PublicURL: cfg.PublicURL, Quota: cfg.ImageQuotaBytes, Notifier: notifier, Log: d.Log,
 		Rendered: func(cause, outcome string) { renders.WithLabelValues(cause, outcome).Inc() }}
 }
 

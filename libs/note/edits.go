@@ -2,14 +2,21 @@ package note
 
 import "sync"
 
-// edits serialises the updates of one note's content within this process: each renders
-// from what the one before it stored, so that concurrent PATCHes of a note do not make
-// each other render again and give up (ErrBusy). It holds no database lock: other notes,
-// and the updates of this note that render nothing, go on meanwhile. Across processes
-// the etag check at the commit and one more render still hold (Publisher.Update).
+// edits serialises the updates of one note within this process, in two lines: those of
+// its content, each rendering from what the one before it stored, and those that render
+// nothing. So concurrent PATCHes of a note do not make each other decide again and give
+// up (ErrBusy), while an update that renders nothing never waits for a render. It holds
+// no database lock: other notes go on meanwhile. Across processes the etag check at the
+// commit, and deciding again, still hold (Publisher.Update).
 type edits struct {
 	mu    sync.Mutex
-	notes map[string]*edit
+	notes map[editLine]*edit
+}
+
+// editLine is one of a note's two lines of updates.
+type editLine struct {
+	cuid    string
+	content bool
 }
 
 // edit is one note's turn: its lock and how many updates hold or wait for it.
@@ -18,16 +25,18 @@ type edit struct {
 	waiting int
 }
 
-// lock waits for the note cuid's turn and returns its release.
-func (e *edits) lock(cuid string) (unlock func()) {
+// lock waits for the turn of an update of the note cuid, of its content or not, and
+// returns its release.
+func (e *edits) lock(cuid string, content bool) (unlock func()) {
+	line := editLine{cuid, content}
 	e.mu.Lock()
 	if e.notes == nil {
-		e.notes = map[string]*edit{}
+		e.notes = map[editLine]*edit{}
 	}
-	ed := e.notes[cuid]
+	ed := e.notes[line]
 	if ed == nil {
 		ed = &edit{}
-		e.notes[cuid] = ed
+		e.notes[line] = ed
 	}
 	ed.waiting++
 	e.mu.Unlock()
@@ -36,7 +45,7 @@ func (e *edits) lock(cuid string) (unlock func()) {
 		ed.Unlock()
 		e.mu.Lock()
 		if ed.waiting--; ed.waiting == 0 {
-			delete(e.notes, cuid)
+			delete(e.notes, line)
 		}
 		e.mu.Unlock()
 	}

@@ -87,11 +87,11 @@ const (
 // The patch is decided (and new content rendered) on the publication as read, holding no
 // lock: never under the row's lock or the embedded default's one connection (a render
 // may take seconds). The store commits the edit only if the publication's etag is still
-// the one read. Updates of one note's content take turns in this process (edits), so it
-// changes meanwhile only by an update without new content or another process's. Then the
-// patch is read and decided again: a patch with If-Match then fails with ErrStale (the
-// etag it named is gone); new content is rendered once more and fails with ErrBusy if the
-// publication changed again.
+// the one read. Updates of one note take turns in this process, those of its content and
+// the others each in their own line (edits), so it changes meanwhile only by an update of
+// the other line or another process's. Then the patch is read and decided again: a patch
+// with If-Match then fails with ErrStale (the etag it named is gone); new content is
+// rendered once more and fails with ErrBusy if the publication changed again.
 func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch Patch) (Publication, error) {
 	now := c.stamp()
 	added, reservation, err := patch.check(cuid)
@@ -101,8 +101,8 @@ func (c *Publisher) Update(ctx context.Context, accountCUID, cuid string, patch 
 	tries := patchTries
 	if patch.Content != nil {
 		tries = contentTries
-		defer c.edits.lock(cuid)()
 	}
+	defer c.edits.lock(cuid, patch.Content != nil)()
 	owned := Owned{Account: accountCUID, CUID: cuid}
 	var e Edit
 	var targets []NameHit // of the new content's links

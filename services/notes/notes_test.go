@@ -311,6 +311,26 @@ func TestParallelPatchesGetUniqueIncreasingVersions(t *testing.T) {
 	})
 }
 
+// PATCHes that change no content render nothing and lock no row: 20 at once of one note
+// all succeed too, each kept as a version of its own.
+func TestParallelPatchesWithoutContentAllSucceed(t *testing.T) {
+	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
+		f := newFixture(t, b)
+		id := f.publish(f.acc, note.Draft{Content: "v0"})
+		const n = 20
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { f.patch(id, map[string]any{"title": fmt.Sprintf("t%d", i)}).Expect(t, 200, "") })
+		}
+		wg.Wait()
+		var list struct{ Versions []struct{ Version int64 } }
+		f.get("/api/notes/"+id+"/versions", f.acc.Token).Expect(t, 200, "").Decode(t, &list)
+		if len(list.Versions) != 10 || list.Versions[0].Version != n {
+			t.Errorf("versions after %d parallel patches: %+v, want the 10 newest, up to %d", n, list.Versions, n)
+		}
+	})
+}
+
 func TestUnshare(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
