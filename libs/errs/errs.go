@@ -47,7 +47,10 @@ type Error struct {
 	Message string
 	// Cuid names the publication the error is about, when the client needs it (the
 	// holder of a taken path); "" for none.
-	Cuid  string
+	Cuid string
+	// Field names the member of the request body an invalid_field error is about (for
+	// the handler that maps a member's fault to a code of its own); "" for none.
+	Field string
 	Cause error
 }
 

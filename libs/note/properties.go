@@ -1,7 +1,6 @@
 package note
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -13,12 +12,15 @@ import (
 // recursion nor the stored JSON can be made arbitrarily deep by a client.
 const MaxPropertiesDepth = 32
 
-// CheckJSONDepth fails with an error wrapping ErrInvalidProperties when the JSON text raw
-// nests objects and arrays deeper than MaxPropertiesDepth levels. It counts brackets
-// outside strings in one pass over the bytes, so it runs before decoding: a document 10,000
-// levels deep is refused without building its 10,000 nested values. Text that is not JSON
-// may pass; decoding it then fails.
-func CheckJSONDepth(raw []byte) error {
+// CheckBodyDepth fails with an error wrapping ErrInvalidProperties when the JSON body of
+// a publish or an update, an object whose only member that nests is its properties, nests
+// them deeper than MaxPropertiesDepth levels (the body one level more). It counts brackets
+// outside strings in one pass over the bytes, so it runs before decoding: a document
+// 10,000 levels deep is refused without building its 10,000 nested values. Text that is
+// not JSON may pass; decoding it then fails.
+func CheckBodyDepth(body []byte) error { return checkDepth(body, MaxPropertiesDepth+1) }
+
+func checkDepth(raw []byte, limit int) error {
 	depth := 0
 	inString, escaped := false, false
 	for _, b := range raw {
@@ -35,7 +37,7 @@ func CheckJSONDepth(raw []byte) error {
 		case b == '"':
 			inString = true
 		case b == '{' || b == '[':
-			if depth++; depth > MaxPropertiesDepth {
+			if depth++; depth > limit {
 				return fmt.Errorf("%w: properties nest deeper than %d levels", ErrInvalidProperties, MaxPropertiesDepth)
 			}
 		case b == '}' || b == ']':
@@ -43,23 +45,6 @@ func CheckJSONDepth(raw []byte) error {
 		}
 	}
 	return nil
-}
-
-// ParseProperties parses the JSON properties of a request: an object, or null (a nil map).
-// Nesting deeper than MaxPropertiesDepth is refused before the value is decoded; every
-// failure wraps ErrInvalidProperties.
-func ParseProperties(raw []byte) (map[string]any, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	if err := CheckJSONDepth(raw); err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, fmt.Errorf("%w: properties must be a JSON object", ErrInvalidProperties)
-	}
-	return m, nil
 }
 
 // Description is the note's description for its page and its preview: its summary, else

@@ -18,7 +18,10 @@ func nestedJSON(depth int, array bool) string {
 	return strings.Repeat(`{"a":`, depth) + "1" + strings.Repeat("}", depth)
 }
 
-func TestCheckJSONDepth(t *testing.T) {
+// checkDepth checks the properties raw as note.CheckBodyDepth checks them in a body.
+func checkDepth(raw string) error { return note.CheckBodyDepth([]byte(`{"properties":` + raw + "}")) }
+
+func TestCheckBodyDepth(t *testing.T) {
 	tests := []struct {
 		name string
 		raw  string
@@ -38,12 +41,12 @@ func TestCheckJSONDepth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := note.CheckJSONDepth([]byte(tt.raw))
+			err := checkDepth(tt.raw)
 			if tt.ok && err != nil {
-				t.Fatalf("CheckJSONDepth = %v, want nil", err)
+				t.Fatalf("CheckBodyDepth = %v, want nil", err)
 			}
 			if !tt.ok && (!errors.Is(err, note.ErrInvalidProperties) || !strings.Contains(err.Error(), "deeper than 32 levels")) {
-				t.Fatalf("CheckJSONDepth = %v, want ErrInvalidProperties naming the limit", err)
+				t.Fatalf("CheckBodyDepth = %v, want ErrInvalidProperties naming the limit", err)
 			}
 		})
 	}
@@ -90,7 +93,7 @@ func depthOf(v any) int {
 	}
 }
 
-func FuzzCheckJSONDepth(f *testing.F) {
+func FuzzCheckBodyDepth(f *testing.F) {
 	for _, seed := range []string{`{}`, `{"a":[1,{"b":null}]}`, `{"a":"]]]}}}"}`, `{"a":"\\"}`, `{"\"":[[["x"]]]}`,
 		nestedJSON(note.MaxPropertiesDepth, false), nestedJSON(note.MaxPropertiesDepth+1, true), `[`, `"`} {
 		f.Add(seed)
@@ -100,9 +103,9 @@ func FuzzCheckJSONDepth(f *testing.F) {
 		if json.Unmarshal([]byte(raw), &v) != nil {
 			return // Decoding refuses it anyway; only valid JSON must be judged right.
 		}
-		err := note.CheckJSONDepth([]byte(raw))
+		err := checkDepth(raw)
 		if want := depthOf(v) <= note.MaxPropertiesDepth; (err == nil) != want {
-			t.Fatalf("CheckJSONDepth(%q) = %v, but the value is %d levels deep", raw, err, depthOf(v))
+			t.Fatalf("CheckBodyDepth(%q) = %v, but the value is %d levels deep", raw, err, depthOf(v))
 		}
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/sharenote/sharenote/libs/errs"
-	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
 )
 
@@ -50,38 +49,6 @@ func TestQuery(t *testing.T) {
 			}
 			if strings.Contains(e.Message, "garbage") || strings.Contains(e.Message, "%zz") {
 				t.Errorf("the message %q echoes the query string", e.Message)
-			}
-		})
-	}
-}
-
-func TestPropertiesNestingIsCapped(t *testing.T) {
-	deep := func(depth int, open, close string) string {
-		return `{"a":` + strings.Repeat(open, depth-1) + "1" + strings.Repeat(close, depth-1) + "}"
-	}
-	for _, tt := range []struct {
-		name string
-		raw  string
-		ok   bool
-	}{
-		{"an object at the limit", deep(note.MaxPropertiesDepth, `{"a":`, "}"), true},
-		{"an array at the limit", deep(note.MaxPropertiesDepth, "[", "]"), true},
-		{"an object one level deeper", deep(note.MaxPropertiesDepth+1, `{"a":`, "}"), false},
-		{"an array one level deeper", deep(note.MaxPropertiesDepth+1, "[", "]"), false},
-		{"an object 10,000 levels deep", deep(10_000, `{"a":`, "}"), false},
-		{"an array 10,000 levels deep", deep(10_000, "[", "]"), false},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			m, err := note.ParseProperties([]byte(tt.raw))
-			if tt.ok {
-				if err != nil || m == nil {
-					t.Fatalf("ParseProperties = %v, %v; want the object", m, err)
-				}
-				return
-			}
-			if e := errs.As(err, noteapi.Translate); err == nil || e.Status != http.StatusBadRequest || e.Code != errs.InvalidProperties ||
-				!strings.Contains(e.Message, "32 levels") {
-				t.Fatalf("ParseProperties = %v, %v; want 400 invalid_properties naming the limit", m, err)
 			}
 		})
 	}

@@ -69,3 +69,26 @@ func (o Optional[T]) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(o.value)
 }
+
+// UnmarshalJSON reads null as a cleared field and any other value as a set one.
+func (o *Optional[T]) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*o = Clear[T]()
+		return nil
+	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*o = Set(v)
+	return nil
+}
+
+// Get returns what the field says: sent is false when it was left out, and v is nil when
+// it was cleared.
+func (o Optional[T]) Get() (v *T, sent bool) {
+	if o.state == 1 {
+		return &o.value, true
+	}
+	return nil, o.state == 2
+}

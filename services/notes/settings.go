@@ -1,11 +1,8 @@
 package notes
 
 import (
-	"encoding/json"
 	"log/slog"
-	"maps"
 	"net/http"
-	"slices"
 
 	"github.com/gin-gonic/gin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -73,21 +70,17 @@ func (a *api) ReplaceSettings(c *gin.Context) { a.changeSettings(c, true) }
 func (a *api) UpdateSettings(c *gin.Context) { a.changeSettings(c, false) }
 
 func (a *api) changeSettings(c *gin.Context, replace bool) {
-	var fields map[string]json.RawMessage
-	if err := httpx.DecodeJSON(c, &fields); err != nil {
+	var in wire.SettingsInput
+	if err := httpx.DecodeJSONStrict(c, &in); err != nil {
 		errs.Abort(c, err)
 		return
 	}
-	if fields == nil || (!replace && len(fields) == 0) {
+	if !replace && in == (wire.SettingsInput{}) {
 		errs.Abort(c, errs.New(http.StatusBadRequest, errs.InvalidBody, "The body must be a JSON object with at least one settings field."))
 		return
 	}
-	change, err := decodeSettingsChange(fields, replace)
-	if err != nil {
-		errs.Abort(c, err)
-		return
-	}
-	p, err := a.settings.Change(c.Request.Context(), authn.Principal(c).AccountCUID, change)
+	p, err := a.settings.Change(c.Request.Context(), authn.Principal(c).AccountCUID, account.SettingsChange{Replace: replace,
+		Name: in.Name, ShowAuthor: in.ShowAuthor, Theme: in.Theme, AccentColor: in.AccentColor, Font: in.Font, Indexable: in.Indexable})
 	answerSettings(c, p, err)
 }
 
@@ -99,44 +92,4 @@ func answerSettings(c *gin.Context, p account.Profile, err error) {
 	}
 	c.Header("Cache-Control", "no-store")
 	c.JSON(http.StatusOK, wire.Profile{Settings: wire.Settings(p.Settings), Storage: wire.Storage(p.Storage)})
-}
-
-// decodeSettingsChange turns the JSON object of a PUT (replace) or PATCH of the settings
-// into the domain's change. The fields are read in key order, so that the first bad one is
-// the one reported whatever order the client sent; a field that is not a settings field,
-// a null and a value of the wrong JSON type are each an *account.FieldError (400
-// invalid_field, as a bad value the domain refuses is).
-func decodeSettingsChange(fields map[string]json.RawMessage, replace bool) (account.SettingsChange, error) {
-	ch := account.SettingsChange{Replace: replace}
-	dst := map[string]any{"name": &ch.Name, "show_author": &ch.ShowAuthor, "theme": &ch.Theme,
-		"accent_color": &ch.AccentColor, "font": &ch.Font, "indexable": &ch.Indexable}
-	for _, name := range slices.Sorted(maps.Keys(fields)) {
-		var err error
-		switch p := dst[name].(type) {
-		case **string:
-			*p, err = settingsField[string](name, fields[name])
-		case **bool:
-			*p, err = settingsField[bool](name, fields[name])
-		default:
-			err = &account.FieldError{Field: name, Reason: "is not a settings field"}
-		}
-		if err != nil {
-			return account.SettingsChange{}, err
-		}
-	}
-	return ch, nil
-}
-
-// settingsField decodes the value of the settings field name: a string or a boolean, never
-// null (a PUT that leaves the field out resets it; null does not).
-func settingsField[T string | bool](name string, raw json.RawMessage) (*T, error) {
-	var v T
-	if string(raw) == "null" || json.Unmarshal(raw, &v) != nil {
-		kind := "a string"
-		if _, ok := any(v).(bool); ok {
-			kind = "a boolean"
-		}
-		return nil, &account.FieldError{Field: name, Reason: "must be " + kind}
-	}
-	return &v, nil
 }

@@ -354,6 +354,8 @@ func TestPublishRejectsBadRequests(t *testing.T) {
 			{"JSON without content is an invalid field", js(`{"title":"T"}`), "invalid_field"},
 			{"JSON content null is an invalid field", js(`{"content":null}`), "invalid_field"},
 			{"JSON content that is a number is an invalid field", js(`{"content":5}`), "invalid_field"},
+			{"JSON title null is an invalid field: a publish has nothing to clear", js(`{"content":"x","title":null}`), "invalid_field"},
+			{"JSON show_properties null is an invalid field", js(`{"content":"x","show_properties":null}`), "invalid_field"},
 			{"JSON title that is a number is an invalid field", js(`{"content":"x","title":5}`), "invalid_field"},
 			{"JSON summary that is a boolean is an invalid field", js(`{"content":"x","summary":true}`), "invalid_field"},
 			{"JSON show_properties that is a string is an invalid field", js(`{"content":"x","show_properties":"false"}`), "invalid_field"},
