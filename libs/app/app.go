@@ -112,9 +112,6 @@ type Options struct {
 	Logs io.Writer
 	// Now overrides the clock (tests only); nil means time.Now.
 	Now func() time.Time
-	// WrapBlobs, when set, wraps the object store SHARE_BLOB_URL opens (tests only: to
-	// count or fail its calls through the whole stack).
-	WrapBlobs func(blob.Store) blob.Store
 }
 
 // App is a built process, ready to serve.
@@ -270,9 +267,6 @@ func (a *App) connect(ctx context.Context, cfg config.Config, opts Options, reg 
 	if a.needs.ObjectStore {
 		if a.blobs, err = blobstore.Open(ctx, cfg.BlobURL, opts.Getenv); err != nil {
 			return nil, fmt.Errorf("SHARE_BLOB_URL: %w", err)
-		}
-		if opts.WrapBlobs != nil {
-			a.blobs = opts.WrapBlobs(a.blobs)
 		}
 		a.opened = append(a.opened, "object store")
 	}

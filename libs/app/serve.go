@@ -72,7 +72,6 @@ func (a *App) jobNames() []string {
 
 // repeat runs j every j.Every until ctx ends, logging its failures.
 func (a *App) repeat(ctx context.Context, j Job) {
-	ctx = context.WithValue(ctx, jobKey{}, j.Name)
 	t := time.NewTicker(j.Every)
 	defer t.Stop()
 	for {
@@ -86,12 +85,6 @@ func (a *App) repeat(ctx context.Context, j Job) {
 		}
 	}
 }
-
-type jobKey struct{}
-
-// InJob reports whether ctx is a background job's (Job.Run), not a request's: what a
-// job does is not the work of the requests running beside it.
-func InJob(ctx context.Context) bool { return ctx != nil && ctx.Value(jobKey{}) != nil }
 
 // Run builds the process from cfg, listens on the configured addresses and serves until
 // ctx is cancelled.

@@ -2,7 +2,9 @@ package testkit
 
 import (
 	"bufio"
+	"context"
 	"net"
+	"net/http"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -14,7 +16,6 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
-	"github.com/sharenote/sharenote/libs/app"
 	"github.com/sharenote/sharenote/libs/db"
 )
 
@@ -141,14 +142,20 @@ func (p *PostgresProcess) NewDatabase(t *testing.T) string {
 	return u
 }
 
+// ForRequest reports whether ctx is (or derives from) the context net/http made for a
+// request it serves, which carries http.LocalAddrContextKey: a background job's is not.
+func ForRequest(ctx context.Context) bool {
+	return ctx != nil && ctx.Value(http.LocalAddrContextKey) != nil
+}
+
 // CountQueries counts every statement gdb runs from now on (queries, rows, raw SQL and
-// writes) for requests, not for background jobs (app.InJob), through gorm callbacks.
-// Register it before the traffic it measures.
+// writes) for requests (ForRequest), through gorm callbacks. Register it before the
+// traffic it measures.
 func CountQueries(t testing.TB, gdb *gorm.DB) *atomic.Int64 {
 	t.Helper()
 	var n atomic.Int64
 	count := func(d *gorm.DB) {
-		if !app.InJob(d.Statement.Context) {
+		if ForRequest(d.Statement.Context) {
 			n.Add(1)
 		}
 	}

@@ -16,7 +16,6 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/app"
-	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/cli"
 	"github.com/sharenote/sharenote/libs/config"
 )
@@ -41,7 +40,6 @@ type options struct {
 	logs  io.Writer
 	// public wraps the public listener; nil: none.
 	public func(net.Listener) net.Listener
-	blobs  func(blob.Store) blob.Store
 }
 
 // WithEnv sets a configuration variable for the server.
@@ -50,10 +48,6 @@ func WithEnv(name, value string) Option { return func(o *options) { o.env[name] 
 // WithLogs sends the server's log lines to w instead of Server.Logs (a benchmark's
 // /dev/null: a buffer that grows by every line would measure itself).
 func WithLogs(w io.Writer) Option { return func(o *options) { o.logs = w } }
-
-// WithBlobs makes the server use wrap(store) as its object store, so that a test can
-// count or fail the calls the whole stack makes to it.
-func WithBlobs(wrap func(blob.Store) blob.Store) Option { return func(o *options) { o.blobs = wrap } }
 
 // WithListener makes the server serve the public routes on wrap(listener), so that a
 // test can see what the whole stack writes to a connection, and from where.
@@ -80,7 +74,7 @@ func StartServer(t *testing.T, b Backend, targets []app.Target, opts ...Option) 
 	if o.logs != nil {
 		logs = o.logs
 	}
-	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Targets: targets, Getenv: getenv, Logs: logs, Now: o.clock.Now, WrapBlobs: o.blobs})
+	s.App, err = app.New(ctx, cfg, app.Options{Process: "test", Targets: targets, Getenv: getenv, Logs: logs, Now: o.clock.Now})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

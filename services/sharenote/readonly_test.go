@@ -26,7 +26,7 @@ import (
 
 // statements records what a process's database runs for requests, by the request id of
 // each statement's context (logging.RequestID; "" for none), through gorm callbacks after
-// every statement. Background jobs (app.InJob) are not requests and are left out.
+// every statement. Background jobs are not requests and are left out (testkit.ForRequest).
 type statements struct {
 	mu     sync.Mutex
 	ran    map[string][]string
@@ -43,7 +43,7 @@ func watchStatements(t *testing.T, gdb *gorm.DB) *statements {
 	s := &statements{ran: map[string][]string{}, writes: map[string][]string{}}
 	record := func(d *gorm.DB) {
 		ctx := d.Statement.Context
-		if ctx == nil || app.InJob(ctx) {
+		if !testkit.ForRequest(ctx) {
 			return
 		}
 		id, sql := logging.RequestID(ctx), d.Statement.SQL.String()
