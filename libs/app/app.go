@@ -326,12 +326,10 @@ func OpenDB(ctx context.Context, url string, tp trace.TracerProvider) (*gorm.DB,
 	return gdb, nil
 }
 
-// DB is the process's database, for tests; targets reach it only through the domain's
-// cores.
+// DB is the process's database handle, for tests that watch the statements this process
+// runs (gorm callbacks); targets reach the database only through the domain's use cases,
+// and a test that reads what was stored opens the database itself (testkit.OpenDB).
 func (a *App) DB() *gorm.DB { return a.db }
-
-// Blobs returns the process's object store, for tests that inspect what it keeps.
-func (a *App) Blobs() blob.Store { return a.blobs }
 
 // Deps returns the dependencies the targets were built from.
 func (a *App) Deps() Deps { return a.deps }

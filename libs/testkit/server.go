@@ -26,6 +26,9 @@ type Server struct {
 	URL      string
 	AdminURL string
 	App      *app.App
+	// Backend is what the server keeps its data in: OpenDB and OpenBlobs open it beside
+	// the server, for a test that looks at what was stored.
+	Backend  Backend
 	Logs     *SyncBuffer
 	Clock    *Clock
 	shutdown func() error
@@ -63,7 +66,7 @@ func StartServer(t *testing.T, b Backend, targets []app.Target, opts ...Option) 
 	t.Helper()
 	o := collectOptions(opts)
 	public, admin := listenLoopback(t), listenLoopback(t)
-	s := &Server{URL: "http://" + public.Addr().String(), AdminURL: "http://" + admin.Addr().String(), Logs: &SyncBuffer{}, Clock: o.clock}
+	s := &Server{URL: "http://" + public.Addr().String(), AdminURL: "http://" + admin.Addr().String(), Backend: b, Logs: &SyncBuffer{}, Clock: o.clock}
 	getenv := s.env(t, b, public, admin, o.env)
 	cfg, err := config.Load(getenv)
 	if err != nil {

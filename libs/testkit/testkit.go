@@ -117,7 +117,7 @@ func migrate(t *testing.T, u string) {
 }
 
 // OpenDB opens the backend's database for direct inspection by a test.
-func OpenDB(t *testing.T, b Backend) *gorm.DB {
+func OpenDB(t testing.TB, b Backend) *gorm.DB {
 	t.Helper()
 	gdb, err := db.Open(context.Background(), b.DatabaseURL, noop.NewTracerProvider())
 	if err != nil {
@@ -128,7 +128,7 @@ func OpenDB(t *testing.T, b Backend) *gorm.DB {
 }
 
 // OpenBlobs opens the backend's object store for a test that uses the stores directly.
-func OpenBlobs(t *testing.T, b Backend) blob.Store {
+func OpenBlobs(t testing.TB, b Backend) blob.Store {
 	t.Helper()
 	s, err := blobstore.Open(context.Background(), b.BlobEnv["SHARE_BLOB_URL"], func(k string) string { return b.BlobEnv[k] })
 	if err != nil {

@@ -73,7 +73,7 @@ func TestImagesOfTheDatabaseMigrateToTheStore(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := f.App.Blobs().Delete(context.Background(), keys...); err != nil {
+		if err := testkit.OpenBlobs(t, f.Backend).Delete(context.Background(), keys...); err != nil {
 			t.Fatal(err)
 		}
 		f.App.Deps().Reads.Drop(changefeed.Event{Kind: changefeed.Account, ID: acc.UserCUID})
@@ -109,7 +109,7 @@ func TestImagesOfTheDatabaseMigrateToTheStore(t *testing.T) {
 		}
 		// Every image is in the store now, byte for byte.
 		for i, k := range keys {
-			rc, _, err := f.App.Blobs().Get(context.Background(), k, 0, -1)
+			rc, _, err := testkit.OpenBlobs(t, f.Backend).Get(context.Background(), k, 0, -1)
 			if err != nil {
 				t.Fatalf("object %s: %v", k, err)
 			}

@@ -25,7 +25,7 @@ func storedImages(t *testing.T, f *fixture, b testkit.Backend) (rows, objects in
 	if err := testkit.OpenDB(t, b).Table("images").Count(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := f.App.Blobs().List(context.Background(), "", func(blob.Info) error { objects++; return nil }); err != nil {
+	if err := testkit.OpenBlobs(t, f.Backend).List(context.Background(), "", func(blob.Info) error { objects++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return rows, objects
@@ -61,7 +61,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 			t.Fatalf("before reaping: %d rows, %d blobs; the bytes stay until the reaper runs", rows, blobs)
 		}
 
-		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs()).Reap(context.Background(), 2, 0)
+		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend)).Reap(context.Background(), 2, 0)
 		if err != nil || r.Images != 3 || r.Bytes != 3*size || r.Batches != 2 {
 			t.Fatalf("Reap = %+v, %v; want 3 images, %d bytes in 2 batches", r, err, 3*size)
 		}
@@ -79,7 +79,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 			f.get(t, p, nil).Expect(t, 404, "not_found")
 		}
 		f.get(t, livePaths[0], nil).Expect(t, 200, "")
-		if r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs()).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
+		if r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend)).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
 			t.Errorf("second Reap = %+v, %v; want the 2 images of the note unpublished after expiring", r, err)
 		}
 	})
@@ -98,7 +98,7 @@ func TestConcurrentReapersNeverDoubleDelete(t *testing.T) {
 		}
 		// Two reapers, each with its own connection pool, as two CronJob pods would be.
 		reaper := func() *note.Reaper {
-			return note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs())
+			return note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend))
 		}
 		reapers := []*note.Reaper{reaper(), reaper()}
 		results := make([]note.Reaped, len(reapers))
@@ -130,7 +130,7 @@ func TestReaperCrashBetweenBatchesLosesNothing(t *testing.T) {
 		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
 			t.Fatal(err)
 		}
-		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs())
+		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend))
 		// A reaper killed after its first batch: what it did is whole, the rest untouched.
 		if r, err := store.Reap(context.Background(), 2, 1); err != nil || r.Images != 2 {
 			t.Fatalf("first batch = %+v, %v", r, err)

@@ -64,7 +64,7 @@ func (f *fixture) image(cuid, name string) []byte {
 func (f *fixture) objects() int {
 	f.t.Helper()
 	n := 0
-	if err := f.App.Blobs().List(context.Background(), f.acc.UserCUID+"/", func(blob.Info) error { n++; return nil }); err != nil {
+	if err := testkit.OpenBlobs(f.t, f.Backend).List(context.Background(), f.acc.UserCUID+"/", func(blob.Info) error { n++; return nil }); err != nil {
 		f.t.Fatal(err)
 	}
 	return n
@@ -150,7 +150,7 @@ func TestMultipartPatchAddsAndReplacesImages(t *testing.T) {
 		}
 
 		// The replaced a.png is released: the reaper deletes its object.
-		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), f.App.Blobs()).Reap(ctx, 10, 0)
+		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend)).Reap(ctx, 10, 0)
 		if err != nil || r.Images != 1 || r.Bytes != int64(len(oldA)) {
 			t.Fatalf("Reap = %+v, %v; want the replaced image of %d bytes", r, err, len(oldA))
 		}

@@ -164,7 +164,7 @@ func (f *fixture) storedNothing(t testing.TB, acc testkit.Account) {
 func (f *fixture) objects(t testing.TB, acc testkit.Account) []blob.Info {
 	t.Helper()
 	var objs []blob.Info
-	if err := f.App.Blobs().List(context.Background(), acc.UserCUID+"/", func(o blob.Info) error {
+	if err := testkit.OpenBlobs(t, f.Backend).List(context.Background(), acc.UserCUID+"/", func(o blob.Info) error {
 		objs = append(objs, o)
 		return nil
 	}); err != nil {

@@ -177,7 +177,7 @@ func TestPublishChecksTheStorageQuota(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string][]byte{"note.md": []byte("![[a.png]]\n"), "a.png": testkit.PNGOfSize(t, 4000)})
 	// 3000 bytes of the default 1,000,000,000 left.
-	if err := f.App.DB().Exec("UPDATE accounts SET image_bytes_used = ? WHERE cuid = ?", 1_000_000_000-3000, f.acc.UserCUID).Error; err != nil {
+	if err := testkit.OpenDB(t, f.Backend).Exec("UPDATE accounts SET image_bytes_used = ? WHERE cuid = ?", 1_000_000_000-3000, f.acc.UserCUID).Error; err != nil {
 		t.Fatal(err)
 	}
 	code, _, errOut := f.run(nil, "publish", filepath.Join(dir, "note.md"))
