@@ -10,8 +10,8 @@ import (
 const loadTimeout = 10 * time.Second
 
 // Load returns the fresh entry of key, or loads it: once per key at a time, detached
-// from ctx (other readers may wait for the same load), and stored unless a drop of its
-// publication or owner happened while it ran. load receives the stale or dropped entry
+// from ctx (other readers may wait for the same load), and stored (dropped, when a drop
+// of its publication or owner happened while it ran: put). load receives the stale or dropped entry
 // of key (nil when none), whose bytes it may reuse (Entry.Reusing).
 func (c *Cache) Load(ctx context.Context, key string, load func(ctx context.Context, stale *Entry) (*Entry, error)) (*Entry, error) {
 	if e, ok := c.Get(key); ok {
@@ -52,7 +52,7 @@ func (c *Cache) Load(ctx context.Context, key string, load func(ctx context.Cont
 }
 
 // Derive returns the entry of key made from base by derive (a compressed variant whose
-// validator is etag), storing it unless base was dropped meanwhile. A stale entry of key
+// validator is etag), storing it (dropped, when base was dropped meanwhile: put). A stale entry of key
 // with that validator is kept rather than made again.
 func (c *Cache) Derive(key string, base *Entry, etag string, derive func(*Entry) *Entry) *Entry {
 	fresh, stale := c.lookup(key)

@@ -60,9 +60,8 @@ type Cache struct {
 	byOwner       map[string]map[string]struct{}
 	// epoch counts drops, and dropped holds the epoch of each publication's and owner's
 	// latest drop: a load that began before a drop of its publication or owner is
-	// answered but not stored, since it may have read the state from before the change.
-	// Loads that began before floor are not stored either: dropped is cleared there to
-	// stay small.
+	// answered but stored dropped, since it may have read the state from before the
+	// change. So are loads that began before floor: dropped is cleared there to stay small.
 	epoch   uint64
 	floor   uint64
 	dropped map[string]uint64
@@ -140,8 +139,8 @@ func (c *Cache) lookup(key string) (fresh, stale *Entry) {
 	return e, nil
 }
 
-// put stores e under key unless its publication or owner was dropped since its load
-// began, or it is too large (kept compressed when that makes it fit).
+// put stores e under key unless it is too large (kept compressed when that makes it fit);
+// dropped, when its publication, owner or an embedded note was dropped since its load began.
 func (c *Cache) put(key string, e *Entry) {
 	size := e.size(key)
 	if size > c.maxEntry && e.packable() && !e.NotFound {
@@ -150,14 +149,22 @@ func (c *Cache) put(key string, e *Entry) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e.epoch < c.floor || c.dropped[e.Note] > e.epoch || c.dropped[e.Owner] > e.epoch || size > c.maxEntry ||
-		slices.ContainsFunc(e.Embeds, func(id string) bool { return c.dropped[id] > e.epoch }) {
+	// A load that began before a drop of what it shows may have read the state from before
+	// the change: it is kept dropped, never served, and the next load reuses its bytes
+	// only if they show the state after the change (a rebuild that raced the change's own
+	// drop is not done twice).
+	dropped := e.epoch < c.floor || c.dropped[e.Note] > e.epoch || c.dropped[e.Owner] > e.epoch ||
+		slices.ContainsFunc(e.Embeds, func(id string) bool { return c.dropped[id] > e.epoch })
+	if size > c.maxEntry || dropped && e.NotFound {
 		return
 	}
 	if el, ok := c.items[key]; ok {
+		if dropped && !el.Value.(*item).dropped {
+			return // What is there was stored after the drop.
+		}
 		c.remove(el)
 	}
-	it := &item{key: key, entry: e, size: size}
+	it := &item{key: key, entry: e, size: size, dropped: dropped}
 	c.bytes += size
 	index(c.byNote, e.Note, key)
 	index(c.byOwner, e.Owner, key)
