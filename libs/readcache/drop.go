@@ -5,7 +5,7 @@ import "github.com/sharenote/sharenote/libs/changefeed"
 // Drop makes stale what e changed: every entry of a publication (Note), of an owner
 // (Account), or every entry (Everything). They are never served again; the next load may
 // reuse their bytes when its validator shows nothing they show changed. Loads running
-// meanwhile are not stored.
+// meanwhile are stored dropped too (put).
 func (c *Cache) Drop(e changefeed.Event) {
 	var byID map[string]map[string]struct{}
 	switch e.Kind {
