@@ -62,16 +62,17 @@ func ReadBody(c *gin.Context, limit int64) ([]byte, error) {
 }
 
 // UnmarshalJSON decodes exactly one JSON value from body into dst with the error codes of
-// DecodeJSON. json.Unmarshal reads the body in place; only a body it refuses is read again,
-// by a Decoder, to tell a second value after the first from JSON that does not parse.
+// DecodeJSON. json.Unmarshal reads the body in place; a body it refuses is read again, by
+// a Decoder, to tell a second value after the first from JSON that does not parse.
 //
-// Into a struct (a request type of libs/wire), the body is also held to what the OpenAPI
-// document says of that type, which libs/wire's schema test derives from the same struct
-// tags: a field the encoder always writes (no omitempty or omitzero) is required, and null
-// is a value only of a field whose Go type gives it a meaning (a map, a slice, or a type
-// that reads JSON itself, as wire.Optional does). Either fault is invalid_field naming the
-// field; the fields are checked in the struct's order, so the one reported does not depend
-// on the order the client sent. Members the struct does not name are ignored.
+// Into a struct (a request type of libs/wire), the body is read once more for its members
+// (each copied once) and held to what the OpenAPI document says of that type, which
+// libs/wire's schema test derives from the same struct tags: a field the encoder always
+// writes (no omitempty or omitzero) is required, and null is a value only of a field whose
+// Go type gives it a meaning (a map, a slice, or a type that reads JSON itself, as
+// wire.Optional does). Either fault is invalid_field naming the field; the fields are
+// checked in the struct's order, so the one reported does not depend on the order the
+// client sent. Members the struct does not name are ignored.
 func UnmarshalJSON(body []byte, dst any) error {
 	return unmarshal(body, dst, false)
 }

@@ -284,49 +284,39 @@ func TestVersionsKeepTheTenNewest(t *testing.T) {
 	})
 }
 
+// Parallel PATCHes of one note all succeed, each kept as a version of its own: those of
+// its content take turns to render, and those that change no content render nothing and
+// wait for no render.
 func TestParallelPatchesGetUniqueIncreasingVersions(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
-		id := f.publish(f.acc, note.Draft{Content: "v0"})
-		const n = 20
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { f.patch(id, map[string]any{"content": fmt.Sprintf("p%d", i)}).Expect(t, 200, "") })
-		}
-		wg.Wait()
-		var list struct{ Versions []struct{ Version int64 } }
-		f.get("/api/notes/"+id+"/versions", f.acc.Token).Expect(t, 200, "").Decode(t, &list)
-		var got []int64
-		for _, v := range list.Versions {
-			got = append(got, v.Version)
-		}
-		want := []int64{20, 19, 18, 17, 16, 15, 14, 13, 12, 11}
-		if !slices.Equal(got, want) {
-			t.Errorf("versions after %d parallel patches = %v, want %v", n, got, want)
-		}
-		var count int64
-		if err := testkit.OpenDB(t, b).Table("versions").Where("publication_cuid = ?", id).Count(&count).Error; err != nil || count != 10 {
-			t.Errorf("%d snapshots stored (%v), want exactly 10", count, err)
-		}
-	})
-}
-
-// PATCHes that change no content render nothing and lock no row: 20 at once of one note
-// all succeed too, each kept as a version of its own.
-func TestParallelPatchesWithoutContentAllSucceed(t *testing.T) {
-	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
-		f := newFixture(t, b)
-		id := f.publish(f.acc, note.Draft{Content: "v0"})
-		const n = 20
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() { f.patch(id, map[string]any{"title": fmt.Sprintf("t%d", i)}).Expect(t, 200, "") })
-		}
-		wg.Wait()
-		var list struct{ Versions []struct{ Version int64 } }
-		f.get("/api/notes/"+id+"/versions", f.acc.Token).Expect(t, 200, "").Decode(t, &list)
-		if len(list.Versions) != 10 || list.Versions[0].Version != n {
-			t.Errorf("versions after %d parallel patches: %+v, want the 10 newest, up to %d", n, list.Versions, n)
+		for field, body := range map[string]func(i int) map[string]any{
+			"content": func(i int) map[string]any { return map[string]any{"content": fmt.Sprintf("p%d", i)} },
+			"title":   func(i int) map[string]any { return map[string]any{"title": fmt.Sprintf("t%d", i)} },
+		} {
+			t.Run(field, func(t *testing.T) {
+				id := f.publish(f.acc, note.Draft{Content: "v0"})
+				const n = 20
+				var wg sync.WaitGroup
+				for i := range n {
+					wg.Go(func() { f.patch(id, body(i)).Expect(t, 200, "") })
+				}
+				wg.Wait()
+				var list struct{ Versions []struct{ Version int64 } }
+				f.get("/api/notes/"+id+"/versions", f.acc.Token).Expect(t, 200, "").Decode(t, &list)
+				var got []int64
+				for _, v := range list.Versions {
+					got = append(got, v.Version)
+				}
+				want := []int64{20, 19, 18, 17, 16, 15, 14, 13, 12, 11}
+				if !slices.Equal(got, want) {
+					t.Errorf("versions after %d parallel patches of the %s = %v, want %v", n, field, got, want)
+				}
+				var count int64
+				if err := testkit.OpenDB(t, b).Table("versions").Where("publication_cuid = ?", id).Count(&count).Error; err != nil || count != 10 {
+					t.Errorf("%d snapshots stored (%v), want exactly 10", count, err)
+				}
+			})
 		}
 	})
 }
