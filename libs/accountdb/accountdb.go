@@ -12,7 +12,8 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/db"
-	"github.com/sharenote/sharenote/libs/edge"
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/outbox"
 )
 
 var _ account.Storer = (*Store)(nil)
@@ -20,15 +21,12 @@ var _ account.Storer = (*Store)(nil)
 // Store implements account.Storer.
 type Store struct {
 	db *gorm.DB
-	// outbox takes the edge purges of settings changes, in their transactions; nil: no edge.
-	outbox *edge.Outbox
+	// outbox writes the change of each settings change in its transaction.
+	outbox *outbox.Writer
 }
 
-// New returns a Store on gdb.
-func New(gdb *gorm.DB) *Store { return &Store{db: gdb} }
-
-// WithOutbox makes s write the edge purges of settings changes to o in their transactions.
-func (s *Store) WithOutbox(o *edge.Outbox) *Store { s.outbox = o; return s }
+// New returns a Store on gdb whose settings changes w writes.
+func New(gdb *gorm.DB, w *outbox.Writer) *Store { return &Store{db: gdb, outbox: w} }
 
 type accountRow struct {
 	CUID        string `gorm:"column:cuid;primaryKey"`
@@ -264,7 +262,7 @@ func (s *Store) ChangeSettings(ctx context.Context, accountCUID string, change f
 		hidden := p.Settings.ShowAuthor && !st.ShowAuthor
 		p.Settings = st
 		out = p
-		return s.outbox.Write(tx, edge.Purge{Account: accountCUID, Hard: hidden})
+		return s.outbox.Write(tx, note.Change{Account: accountCUID, Hard: hidden})
 	})
 	if err != nil {
 		return account.Profile{}, db.Classify(err)

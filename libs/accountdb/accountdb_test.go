@@ -30,7 +30,7 @@ type fixture struct {
 func setup(t *testing.T, b testkit.Backend) fixture {
 	t.Helper()
 	gdb := testkit.OpenDB(t, b)
-	store := accountdb.New(gdb)
+	store := accountdb.New(gdb, testkit.Changes())
 	clock := testkit.NewClock()
 	return fixture{gdb: gdb, store: store, core: account.NewCore(store, clock.Now, nil), clock: clock}
 }
@@ -471,7 +471,7 @@ func TestPurgeSessionsDeletesOnlyExpiredOnes(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		ctx := context.Background()
 		clock := testkit.NewClock()
-		store := accountdb.New(testkit.OpenDB(t, b))
+		store := accountdb.New(testkit.OpenDB(t, b), testkit.Changes())
 		core := account.NewCore(store, clock.Now, nil)
 		creds, err := core.CreateLicense(ctx, "Ada", "ada@example.com", "")
 		if err != nil {

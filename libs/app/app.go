@@ -44,6 +44,7 @@ import (
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
 	"github.com/sharenote/sharenote/libs/notedb"
+	"github.com/sharenote/sharenote/libs/outbox"
 	"github.com/sharenote/sharenote/libs/ratelimit"
 	"github.com/sharenote/sharenote/libs/readcache"
 	"github.com/sharenote/sharenote/libs/redisx"
@@ -130,10 +131,13 @@ type App struct {
 	engine   *gin.Engine
 	// uploads admits the requests with large bodies; its waiters give up when shutdown
 	// begins.
-	uploads  *httpx.Uploads
-	admin    http.Handler
-	rdb      *redis.Client
-	feed     *changefeed.Feed
+	uploads *httpx.Uploads
+	admin   http.Handler
+	rdb     *redis.Client
+	feed    *changefeed.Feed
+	// relay announces the outbox of changes on the feed: in a process that has a feed and
+	// writes (nil otherwise).
+	relay    *outbox.Relay
 	draining atomic.Bool
 	// dependencyUp is sharenote_dependency_up, set by every dependency check.
 	dependencyUp *prometheus.GaugeVec
@@ -210,15 +214,19 @@ func (a *App) newDeps(cfg config.Config, log *slog.Logger, reg *prometheus.Regis
 		a.feed = changefeed.New(a.rdb, cfg.RedisKeyPrefix, log, reg)
 		reads = readcache.New(cfg.CacheBytes, a.feed.Fresh, now, reg)
 		a.feed.OnChange(reads.Drop)
-		accountEvents, noteEvents = a.feed, a.feed
 		a.opened = append(a.opened, "change feed")
+		if a.needs.Database == ReadWrite {
+			a.relay = outbox.NewRelay(a.db, a.feed, log)
+			accountEvents, noteEvents = a.relay, a.relay
+		}
 	}
 	if a.needs.Renderer {
 		renderer = Renderer{}
 		a.opened = append(a.opened, "renderer")
 	}
-	a.accounts = accountdb.New(a.db)
-	a.notes = notedb.New(a.db)
+	changes := newWriter(cfg, a.feed)
+	a.accounts = accountdb.New(a.db, changes)
+	a.notes = notedb.New(a.db, changes)
 	d := Deps{Config: cfg, Log: log,
 		Accounts: account.NewCore(a.accounts, now, accountEvents),
 		Settings: account.NewSettingsCore(a.accounts, cfg.ImageQuotaBytes, accountEvents),

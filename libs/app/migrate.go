@@ -55,7 +55,7 @@ func (p Program) migrate(ctx context.Context, env cli.Env, args []string) error 
 		return fmt.Errorf("SHARE_BLOB_URL: %w", err)
 	}
 	log := logging.New(env.Stderr, cfg.LogLevel, "migrate")
-	copied, err := note.NewReaper(notedb.New(gdb), blobs).CopyLegacyImages(ctx, copyBatch, func(c note.Copied) {
+	copied, err := note.NewReaper(notedb.New(gdb, newWriter(cfg, nil)), blobs).CopyLegacyImages(ctx, copyBatch, func(c note.Copied) {
 		log.InfoContext(ctx, "copying images into the object store", "copied", c.Objects, "skipped", c.Skipped, "bytes", c.Bytes)
 	})
 	if err != nil {

@@ -10,7 +10,8 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/app"
-	"github.com/sharenote/sharenote/libs/edge"
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/outbox"
 	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
@@ -78,7 +79,7 @@ func TestStartLineAndPurgeErrorsShowNoCredential(t *testing.T) {
 		testkit.WithEnv("SHARE_EDGE_ADDRESSES", "127.0.0.1"))
 	gdb := testkit.OpenDB(t, b)
 	if err := gdb.Transaction(func(tx *gorm.DB) error {
-		return edge.NewOutbox(time.Now).Write(tx, edge.Purge{Account: "A", Note: "n1"})
+		return outbox.NewWriter(time.Now, "", true).Write(tx, note.Change{Account: "A", Note: "n1", References: true})
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,8 @@ import (
 //  3. the public listener closes and its requests in flight finish, then the admin
 //     listener closes, all within SHARE_SHUTDOWN_TIMEOUT (requests still running then
 //     are cut);
-//  4. the jobs and the change feed, which in-flight requests may still rely on, stop and
-//     are awaited.
+//  4. the jobs, the change feed and its relay, which in-flight requests may still rely
+//     on, stop and are awaited (the relay announces what is due once more).
 //
 // The caller then closes the stores (Close), which nothing uses any more.
 func (a *App) Serve(ctx context.Context, public, admin net.Listener) error {
@@ -49,6 +49,9 @@ func (a *App) Serve(ctx context.Context, public, admin net.Listener) error {
 	}
 	if a.feed != nil {
 		background.Go(func() { a.feed.Run(jobsCtx) })
+	}
+	if a.relay != nil {
+		background.Go(func() { a.relay.Run(jobsCtx) })
 	}
 	err := httpx.Serve(serversCtx, httpx.Shutdown{Drain: cfg.DrainDelay, Timeout: cfg.ShutdownTimeout},
 		httpx.Listener{Name: "public", Net: public, Server: httpx.NewServer(a.engine)},

@@ -19,6 +19,7 @@ import (
 	"github.com/sharenote/sharenote/libs/db"
 	"github.com/sharenote/sharenote/libs/logging"
 	"github.com/sharenote/sharenote/libs/notedb"
+	"github.com/sharenote/sharenote/libs/outbox"
 	"github.com/sharenote/sharenote/libs/redisx"
 )
 
@@ -33,17 +34,20 @@ func WithAccounts(ctx context.Context, env cli.Env, fn func(*account.Core) error
 		return err
 	}
 	return withStores(ctx, cfg, env.Stderr, nil, func(s stores) error {
-		return fn(account.NewCore(s.accounts, time.Now, s.feed))
+		return fn(account.NewCore(s.accounts, time.Now, s.relay))
 	})
 }
 
 // stores are an operator command's stores over the configured database, and the change
-// feed on which what it changes is announced.
+// feed on which what it changes is announced: a change of public reads through the
+// outbox the stores write, which the serving processes' relays announce; a revocation
+// of sessions through relay, on the feed.
 type stores struct {
 	// notes is nil for a command that touches no image (withStores without blobs).
 	notes    *notedb.Store
 	accounts *accountdb.Store
 	feed     *changefeed.Feed
+	relay    *outbox.Relay
 }
 
 // withStores opens the database of cfg (migrating the embedded default, checking
@@ -63,10 +67,12 @@ func withStores(ctx context.Context, cfg config.Config, logs io.Writer, blobs bl
 		}
 		defer func() { _ = rdb.Close() }()
 	}
-	s := stores{accounts: accountdb.New(gdb),
-		feed: changefeed.New(rdb, cfg.RedisKeyPrefix, logging.New(logs, cfg.LogLevel, "sharenote"), prometheus.NewRegistry())}
+	log := logging.New(logs, cfg.LogLevel, "sharenote")
+	s := stores{feed: changefeed.New(rdb, cfg.RedisKeyPrefix, log, prometheus.NewRegistry())}
+	changes := newWriter(cfg, s.feed)
+	s.accounts, s.relay = accountdb.New(gdb, changes), outbox.NewRelay(gdb, s.feed, log)
 	if blobs != nil {
-		s.notes = notedb.New(gdb)
+		s.notes = notedb.New(gdb, changes)
 	}
 	if err := fn(s); err != nil {
 		return err

@@ -12,7 +12,10 @@
 // are served at most MaxUntrustedAge old until the feed is consistent again.
 //
 // Sending: Publish hands an event to this process's handlers before it returns and adds
-// it to a set of pending events (the same event pends once). One sender takes everything
+// it to a set of pending events (the same event pends once); Deliver and Send do the two
+// halves apart, for the relay of the outbox of changes (libs/outbox), which is how the
+// changes of public reads reach the feed: the committing process Delivers at once, its
+// relay Sends the rows it claimed and records them as announced once Redis took them. One sender takes everything
 // pending and publishes it in as few messages as fit (maxMessage bytes each), pipelined
 // in one round trip, so that a burst of one account's changes costs a round trip or two
 // and does not hold back another account's change queued behind it. A set that would
@@ -198,13 +201,17 @@ func (f *Feed) OnChange(fn func(Event)) {
 	f.handlers = append(f.handlers, fn)
 }
 
-func (f *Feed) deliver(e Event) {
+// Deliver hands e to this process's handlers only (OnChange).
+func (f *Feed) Deliver(e Event) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	for _, fn := range f.handlers {
 		fn(e)
 	}
 }
+
+// Origin names this process in its messages.
+func (f *Feed) Origin() string { return f.origin }
 
 // Run subscribes and sends until ctx ends; without Redis it only waits. It returns once
 // both loops have stopped, after one last try at sending what is pending.

@@ -94,7 +94,7 @@ func (f *Feed) handle(payload string, now int64) {
 			f.distrustBefore(now)
 		}
 		f.received.Inc()
-		f.deliver(e)
+		f.Deliver(e)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // Publish delivers e to this process's handlers before it returns, and queues it for
 // the other processes. It never blocks on Redis.
 func (f *Feed) Publish(e Event) {
-	f.deliver(e)
+	f.Deliver(e)
 	if f.rdb == nil {
 		return
 	}
@@ -25,18 +25,27 @@ func (f *Feed) Publish(e Event) {
 	}
 }
 
-// NoteChanged publishes a Note event (note.Notifier).
-func (f *Feed) NoteChanged(_ context.Context, cuid string) { f.Publish(Event{Note, cuid}) }
-
-// SettingsChanged publishes an Account event (account.Notifier).
-func (f *Feed) SettingsChanged(_ context.Context, accountCUID string) {
-	f.Publish(Event{Account, accountCUID})
-}
-
-// LinksChanged publishes an Account event (note.Notifier): what an account's note links
-// lead to may have changed, so every cached read of its notes is dropped.
-func (f *Feed) LinksChanged(_ context.Context, accountCUID string) {
-	f.Publish(Event{Account, accountCUID})
+// Send queues events for the other processes, without delivering them here, and sends
+// everything pending at once: for the relay of changes (libs/outbox), which records a
+// change as announced only once Redis took it. Without Redis it does nothing. Events it
+// could not send stay pending and are sent again (Run), like those of Publish.
+func (f *Feed) Send(ctx context.Context, events ...Event) error {
+	if f.rdb == nil {
+		return nil
+	}
+	f.pendingMu.Lock()
+	for _, e := range events {
+		f.queue(e)
+	}
+	f.pendingMu.Unlock()
+	err := f.send(ctx)
+	if err != nil {
+		select {
+		case f.wake <- struct{}{}:
+		default:
+		}
+	}
+	return err
 }
 
 // SessionsRevoked publishes a Sessions event (account.Notifier).

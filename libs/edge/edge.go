@@ -29,7 +29,7 @@
 // is not unpublished, and the author key. Its cost is a purge key per note, not a key on
 // every read that would tie the account's notes together.
 //
-// Purges (Purge): a body edit drops the content key, soft (the edge may serve the old
+// Purges: a body edit drops the content key, soft (the edge may serve the old
 // read within its grace while it fetches the new one), and the reference key too when the
 // note's outline changed (the anchors that links lead to). A retitle, a move (a path
 // change), an unshare, an expiry set or moved, and hiding the properties drop both keys;
@@ -46,18 +46,19 @@
 // reader put there (httpx.ClientIPs.Through). A reader who calls the ingress or a
 // replica directly gets neither.
 //
-// Outbox: a change that alters a public read writes its Purge rows (table edge_purges) in
-// its own transaction (Outbox.Write). The purge job of a writing target (Worker.Run)
-// claims the due rows (Postgres: SELECT … FOR UPDATE SKIP LOCKED inside the claim, so
-// that two workers never take the same row; SQLite has one writer), turns them into keys
+// Outbox: a change that alters a public read writes its note.Change in its own
+// transaction to the outbox of changes (libs/outbox), due for the edge when an edge is
+// configured. The purge job of a writing target (Worker.Run) claims the due rows
+// (outbox.Edge: Postgres: SELECT … FOR UPDATE SKIP LOCKED inside the claim, so that two
+// workers never take the same row; SQLite has one writer), turns them into keys
 // (each key once, hard where any row wants it hard), and sends PURGE requests to every
 // edge. A row is sent twice: at once, and again after the change feed's one second, when
 // no replica can serve the old state any more and so no purge can have been answered
 // from a replica that had not heard of the change yet. A failed send is tried again shortly; a backlog past MaxBacklog rows, or a row
 // older than OutageBound (an edge outage), is replaced by one purge of everything.
 //
-// Files: edge.go holds the purges and keys; outbox.go the table's statements;
-// worker.go the job that drains it.
+// Files: edge.go holds the keys; outbox.go what the worker reads besides the outbox;
+// worker.go the job that drains the outbox.
 package edge
 
 import (
@@ -70,29 +71,6 @@ import (
 	"strings"
 
 	"gorm.io/gorm"
-)
-
-// Purge is one change of public reads: of note Note of account Account, or of every
-// public read of Account when Note is empty. Hard purges drop the cached reads at once
-// (unshare, expiry moved, something hidden); soft ones let the edge serve the old read
-// while it fetches the new one. Scope says which of the note's keys it drops.
-type Purge struct {
-	Account, Note string
-	Scope         Scope
-	Hard          bool
-}
-
-// Scope is which keys of a note a purge drops.
-type Scope int8
-
-const (
-	// Both is the note's content and reference keys: its reads, the pages that embed it
-	// and the pages that link to it. It is the zero Scope, so that a purge that says
-	// nothing drops more, never less.
-	Both Scope = iota
-	// Content is the note's content key alone: its reads and the pages that embed it (a
-	// body edit that leaves its outline as it was).
-	Content
 )
 
 // MaxNoteKeys is how many note keys a read carries at most; one past them carries its

@@ -13,18 +13,12 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/edge"
+	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/outbox"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
 func TestMain(m *testing.M) { testkit.Main(m) }
-
-// eachDB runs fn on a fresh migrated Postgres database and on a fresh SQLite file.
-func eachDB(t *testing.T, fn func(t *testing.T, gdb *gorm.DB)) {
-	t.Run("postgres", func(t *testing.T) {
-		fn(t, testkit.OpenDB(t, testkit.Backend{DatabaseURL: testkit.NewPostgresDB(t)}))
-	})
-	t.Run("sqlite", func(t *testing.T) { fn(t, testkit.OpenDB(t, testkit.SQLiteBackend(t))) })
-}
 
 // testBounds are small bounds; the resend is an hour unless a test wants it.
 var testBounds = edge.Bounds{Batch: 100, MaxBacklog: 1000, OutageBound: time.Hour, Resend: time.Hour,
@@ -39,17 +33,19 @@ func newWorker(t *testing.T, gdb *gorm.DB, url string, b edge.Bounds) (*edge.Wor
 	return edge.NewWorker(gdb, keys, []string{url}, b, time.Now, prometheus.NewRegistry()), keys
 }
 
-func write(t *testing.T, gdb *gorm.DB, purges ...edge.Purge) {
+// write writes changes to the outbox, due for the edge.
+func write(t *testing.T, gdb *gorm.DB, changes ...note.Change) {
 	t.Helper()
-	if err := gdb.Transaction(func(tx *gorm.DB) error { return edge.NewOutbox(time.Now).Write(tx, purges...) }); err != nil {
+	if err := gdb.Transaction(func(tx *gorm.DB) error { return outbox.NewWriter(time.Now, "", true).Write(tx, changes...) }); err != nil {
 		t.Fatal(err)
 	}
 }
 
+// outboxRows counts the rows the edge has left.
 func outboxRows(t *testing.T, gdb *gorm.DB) int64 {
 	t.Helper()
 	var n int64
-	if err := gdb.Table("edge_purges").Count(&n).Error; err != nil {
+	if err := gdb.Table("changes").Where("edge_due_ms IS NOT NULL").Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -59,7 +55,7 @@ func outboxRows(t *testing.T, gdb *gorm.DB) int64 {
 func unsent(t *testing.T, gdb *gorm.DB) int64 {
 	t.Helper()
 	var n int64
-	if err := gdb.Table("edge_purges").Where("sends = 0").Count(&n).Error; err != nil {
+	if err := gdb.Table("changes").Where("edge_due_ms IS NOT NULL AND edge_sends = 0").Count(&n).Error; err != nil {
 		t.Error(err)
 		return 0
 	}
@@ -74,12 +70,12 @@ func run(t *testing.T, w *edge.Worker) {
 }
 
 // TestWorkerCoalescesPerAuthor: each key is sent once per round, hard where any row wants
-// it hard: a note's row drops its content key, and its reference key unless it is of
-// edge.Content; every row drops its author's key; a row without a note drops both keys of
-// every one of the account's notes that is not unpublished. Each row is sent twice (the
-// second after Resend) and then deleted.
+// it hard: a note's change drops its content key, and its reference key when what links
+// to it show changed (References); every row drops its author's key; a change without a
+// note drops both keys of every one of the account's notes that is not unpublished. Each
+// row is sent twice (the second after Resend) and then left to the change feed.
 func TestWorkerCoalescesPerAuthor(t *testing.T) {
-	eachDB(t, func(t *testing.T, gdb *gorm.DB) {
+	testkit.EachDB(t, func(t *testing.T, gdb *gorm.DB) {
 		fake := testkit.StartFakeEdge(t)
 		b := testBounds
 		b.Resend = 50 * time.Millisecond
@@ -100,9 +96,9 @@ func TestWorkerCoalescesPerAuthor(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		write(t, gdb, edge.Purge{Account: "A", Note: "n1", Scope: edge.Content}, edge.Purge{Account: "A", Note: "n2"}, edge.Purge{Account: "A"},
-			edge.Purge{Account: "A", Note: "n3", Hard: true}, edge.Purge{Account: "A", Note: "n4", Scope: edge.Content, Hard: true},
-			edge.Purge{Account: "B", Note: "m1", Hard: true}, edge.Purge{Account: "B", Note: "m2", Scope: edge.Content})
+		write(t, gdb, note.Change{Account: "A", Note: "n1"}, note.Change{Account: "A", Note: "n2", References: true}, note.Change{Account: "A"},
+			note.Change{Account: "A", Note: "n3", References: true, Hard: true}, note.Change{Account: "A", Note: "n4", Hard: true},
+			note.Change{Account: "B", Note: "m1", References: true, Hard: true}, note.Change{Account: "B", Note: "m2"})
 		run(t, w)
 		wantHard := []string{keys.Content("m1"), keys.Reference("m1"), keys.Author("B"), keys.Content("n3"), keys.Reference("n3"),
 			keys.Author("A"), keys.Content("n4")}
@@ -185,11 +181,11 @@ func TestKeysHeader(t *testing.T) {
 // TestWorkerRetriesThroughAnOutage: a purge the edge does not take stays in the outbox
 // and is sent once the edge is back.
 func TestWorkerRetriesThroughAnOutage(t *testing.T) {
-	eachDB(t, func(t *testing.T, gdb *gorm.DB) {
+	testkit.EachDB(t, func(t *testing.T, gdb *gorm.DB) {
 		fake := testkit.StartFakeEdge(t)
 		w, keys := newWorker(t, gdb, fake.URL, testBounds)
 		fake.Stop()
-		write(t, gdb, edge.Purge{Account: "A", Note: "n1", Hard: true})
+		write(t, gdb, note.Change{Account: "A", Note: "n1", References: true, Hard: true})
 		if err := w.Run(context.Background()); err == nil {
 			t.Fatal("Run with the edge down: no error")
 		}
@@ -205,7 +201,7 @@ func TestWorkerRetriesThroughAnOutage(t *testing.T) {
 // TestWorkerPurgesEverythingOnceOverTheBound: a backlog past MaxBacklog, or a row older
 // than OutageBound, is one purge of everything, by one of two workers.
 func TestWorkerPurgesEverythingOnceOverTheBound(t *testing.T) {
-	eachDB(t, func(t *testing.T, gdb *gorm.DB) {
+	testkit.EachDB(t, func(t *testing.T, gdb *gorm.DB) {
 		for _, tc := range []struct {
 			name string
 			rows int
@@ -220,7 +216,7 @@ func TestWorkerPurgesEverythingOnceOverTheBound(t *testing.T) {
 			w1, _ := newWorker(t, gdb, fake.URL, b)
 			w2, _ := newWorker(t, gdb, fake.URL, b)
 			for i := range tc.rows {
-				write(t, gdb, edge.Purge{Account: "A", Note: fmt.Sprint("n", i)})
+				write(t, gdb, note.Change{Account: "A", Note: fmt.Sprint("n", i), References: true})
 			}
 			time.Sleep(60 * time.Millisecond)
 			var wg sync.WaitGroup
@@ -242,15 +238,15 @@ func TestWorkerPurgesEverythingOnceOverTheBound(t *testing.T) {
 // TestWorkersNeverSendARowTwiceAtOnce: two workers draining one outbox through a slow
 // edge send every row exactly once (the resend is an hour away).
 func TestWorkersNeverSendARowTwiceAtOnce(t *testing.T) {
-	eachDB(t, func(t *testing.T, gdb *gorm.DB) {
+	testkit.EachDB(t, func(t *testing.T, gdb *gorm.DB) {
 		fake := testkit.StartFakeEdge(t)
 		fake.Delay = 5 * time.Millisecond
 		b := testBounds
 		b.Batch, b.MaxKeys = 7, 3
 		const n = 300
-		var purges []edge.Purge
+		var purges []note.Change
 		for i := range n {
-			purges = append(purges, edge.Purge{Account: fmt.Sprint("a", i%10), Note: fmt.Sprint("n", i)})
+			purges = append(purges, note.Change{Account: fmt.Sprint("a", i%10), Note: fmt.Sprint("n", i), References: true})
 		}
 		write(t, gdb, purges...)
 		var wg sync.WaitGroup

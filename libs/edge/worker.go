@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/config"
+	"github.com/sharenote/sharenote/libs/outbox"
 )
 
 // The purge requests: PURGE / to each edge, with the keys to drop at once in
@@ -51,7 +52,7 @@ type Bounds struct {
 var DefaultBounds = Bounds{Batch: 2000, MaxBacklog: 20_000, OutageBound: time.Minute, Resend: 1100 * time.Millisecond,
 	Retry: 200 * time.Millisecond, Timeout: 3 * time.Second, Lease: 15 * time.Second, MaxKeys: 200}
 
-// Worker drains the outbox to the edges.
+// Worker sends the changes of the outbox (libs/outbox, its Edge reader) to the edges.
 type Worker struct {
 	db     *gorm.DB
 	keys   *Keys
@@ -81,7 +82,7 @@ func NewWorker(gdb *gorm.DB, keys *Keys, urls []string, b Bounds, now func() tim
 // up to Batch rows, each key once (requestsFor).
 func (w *Worker) Run(ctx context.Context) error {
 	now := w.now()
-	n, oldest, err := backlog(ctx, w.db, now)
+	n, oldest, err := outbox.Edge.Backlog(ctx, w.db, now)
 	if err != nil || n == 0 {
 		return err
 	}
@@ -89,30 +90,50 @@ func (w *Worker) Run(ctx context.Context) error {
 	if w.overflows(n, oldest, now) {
 		limit = all
 	}
-	rows, err := claim(ctx, w.db, now, now.Add(w.bounds.Lease), limit)
+	rows, err := outbox.Edge.Claim(ctx, w.db, now, now.Add(w.bounds.Lease), limit)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
 	// Whoever claimed the backlog decides on it: two workers never both purge everything.
-	oldest = time.UnixMilli(slices.MinFunc(rows, func(a, b row) int { return cmp.Compare(a.CreatedMS, b.CreatedMS) }).CreatedMS)
+	oldest = time.UnixMilli(slices.MinFunc(rows, func(a, b outbox.Row) int { return cmp.Compare(a.CreatedMS, b.CreatedMS) }).CreatedMS)
 	everything := w.overflows(len(rows), oldest, now)
 	var reqs []http.Header
 	if everything {
 		reqs = []http.Header{{HeaderPurgeAll: {"true"}}}
 	} else if reqs, err = w.requestsFor(ctx, rows); err != nil {
-		return errors.Join(err, retry(context.WithoutCancel(ctx), w.db, rows, w.now().Add(w.bounds.Retry)))
+		return errors.Join(err, outbox.Edge.Retry(context.WithoutCancel(ctx), w.db, rows, w.now().Add(w.bounds.Retry), nil))
 	}
 	sendCtx, cancel := context.WithTimeout(ctx, w.bounds.Timeout)
 	defer cancel()
 	if err := w.send(sendCtx, reqs); err != nil {
 		w.errs.Inc()
-		return errors.Join(err, retry(context.WithoutCancel(ctx), w.db, rows, w.now().Add(w.bounds.Retry)))
+		return errors.Join(err, outbox.Edge.Retry(context.WithoutCancel(ctx), w.db, rows, w.now().Add(w.bounds.Retry), nil))
 	}
 	if everything {
 		w.everything.Inc()
 	}
-	return sent(context.WithoutCancel(ctx), w.db, rows, w.now().Add(w.bounds.Resend), everything)
+	return w.sent(context.WithoutCancel(ctx), rows, everything)
 }
+
+// sent records that rows were sent: those sent before, or all of them with final, are
+// done; the others are due again after Resend, for their second send.
+func (w *Worker) sent(ctx context.Context, rows []outbox.Row, final bool) error {
+	var first, done []outbox.Row
+	for _, r := range rows {
+		if r.EdgeSends == 0 && !final {
+			first = append(first, r)
+		} else {
+			done = append(done, r)
+		}
+	}
+	if err := outbox.Edge.Done(ctx, w.db, done); err != nil {
+		return err
+	}
+	return outbox.Edge.Retry(ctx, w.db, first, w.now().Add(w.bounds.Resend), map[string]any{"edge_sends": 1})
+}
+
+// all is a claim's limit that takes every due row.
+const all = 1 << 30
 
 // overflows reports whether n due rows, the oldest written at oldest, pass the bounds.
 func (w *Worker) overflows(n int, oldest, now time.Time) bool {
@@ -120,11 +141,13 @@ func (w *Worker) overflows(n int, oldest, now time.Time) bool {
 }
 
 // requestsFor turns rows into the headers of the requests to send: each key once, hard
-// where any row wants it hard. A row of a note drops its content key, and its reference
-// key unless its Scope is Content; a row without a note drops both keys of every note of
-// its account (accountNotes); every row drops its account's author key, which the reads
-// over the cap of note keys carry (package doc).
-func (w *Worker) requestsFor(ctx context.Context, rows []row) ([]http.Header, error) {
+// where any row wants it hard. A change of a note drops its content key, hard or soft as
+// the change is, and its reference key when what links to it show changed (References);
+// a change without a note drops both keys of every note of its account (accountNotes),
+// hard or soft as the change is, and a change of the account's names does so soft; every
+// row drops its account's author key, which the reads over the cap of note keys carry
+// (package doc).
+func (w *Worker) requestsFor(ctx context.Context, rows []outbox.Row) ([]http.Header, error) {
 	hard, soft := map[string]bool{}, map[string]bool{}
 	add := func(key string, h bool) {
 		if h {
@@ -135,14 +158,18 @@ func (w *Worker) requestsFor(ctx context.Context, rows []row) ([]http.Header, er
 	}
 	wide := map[string]bool{} // The accounts of rows without a note: whether one is hard.
 	for _, r := range rows {
-		add(w.keys.Author(r.AccountCUID), r.Hard)
-		if r.NoteCUID == "" {
-			wide[r.AccountCUID] = wide[r.AccountCUID] || r.Hard
+		c := r.Change()
+		add(w.keys.Author(c.Account), c.Hard)
+		if c.Note == "" {
+			wide[c.Account] = wide[c.Account] || c.Hard
 			continue
 		}
-		add(w.keys.Content(r.NoteCUID), r.Hard)
-		if r.Scope != Content {
-			add(w.keys.Reference(r.NoteCUID), r.Hard)
+		add(w.keys.Content(c.Note), c.Hard)
+		if c.References {
+			add(w.keys.Reference(c.Note), c.Hard)
+		}
+		if _, ok := wide[c.Account]; c.Names && !ok {
+			wide[c.Account] = false
 		}
 	}
 	if len(wide) > 0 {

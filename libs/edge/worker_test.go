@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sharenote/sharenote/libs/edge"
+	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/testkit"
 )
 
@@ -22,7 +22,7 @@ func TestWorkerErrorsShowNoCredential(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			gdb := testkit.OpenDB(t, testkit.SQLiteBackend(t))
 			w, _ := newWorker(t, gdb, "http://purger:Edge-s3cret@"+tc.host+"/?token=Tok-s3cret", testBounds)
-			write(t, gdb, edge.Purge{Account: "A", Note: "n1"})
+			write(t, gdb, note.Change{Account: "A", Note: "n1", References: true})
 			err := w.Run(context.Background())
 			if err == nil {
 				t.Fatal("Run against a failing edge: no error")

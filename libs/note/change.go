@@ -5,11 +5,14 @@ import (
 	"slices"
 )
 
-// Change is one change of a publication as the caches hear of it, decided here once: the
-// store writes it to the edge's purge outbox in the change's own transaction
-// (notedb), and the core tells it to every process's read cache after the commit
-// (Notifier). What each of them does with it is theirs; what changed is decided only here.
+// Change is one change of public reads as the caches hear of it, decided here once: the
+// store writes it in the change's own transaction (notedb, to libs/outbox), from where the
+// change feed's relay tells every process's read cache and the edge worker purges the
+// edges; the use case tells this process's cache after the commit (Notifier). What each
+// of them does with it is theirs; what changed is decided only here. Its fields are those
+// of outbox.Event, which it converts to.
 type Change struct {
+	// Note is empty for a change of every read of the account.
 	Account, Note string
 	// References: what pages that link to the note show of it changed (its title, path,
 	// anchors, expiry, hidden properties, or it is gone), not only its body: at the edge
@@ -24,6 +27,10 @@ type Change struct {
 	// Anchors: the anchors links into it find changed (Renderer.SameAnchors).
 	Anchors bool
 }
+
+// Wide reports whether every read of the account may have changed: the change is of no
+// one note (a settings change), or what the account's links lead to changed.
+func (c Change) Wide() bool { return c.Note == "" || c.Links() }
 
 // Links reports whether what the account's note links lead to may have changed: the
 // names they match, or the anchors of the note's render.
@@ -49,17 +56,27 @@ func (c *core) renderChange(old, p Publication) Change {
 		Anchors: len(p.Names()) > 0 && !c.sameAnchors(old.Outline, p.Outline)}
 }
 
+// publishChange is the Change of publishing p: a process may have cached that its cuid
+// does not exist, and the names the account's links match changed when it has any.
+func publishChange(p Publication) Change {
+	return Change{Account: p.AccountCUID, Note: p.CUID, Names: len(p.Names()) > 0}
+}
+
+// IndexChange is the Change of indexing names of the account's notes anew: what its
+// links match may have changed, on every read of the account. RenderStore.IndexNames
+// writes it for each publication it indexes.
+func IndexChange(account string) Change { return Change{Account: account, Names: true} }
+
 // unpublishChange is the Change of unpublishing v: gone, hard, and from the names the
 // account's links match when it had any.
 func unpublishChange(v View) Change {
 	return Change{Account: v.AccountCUID, Note: v.CUID, References: true, Hard: true, Names: len(v.Names()) > 0}
 }
 
-// tell tells every process's read cache of ch, after its commit.
+// tell tells this process's read cache of ch, after its commit.
 func (c *core) tell(ctx context.Context, ch Change) {
-	c.notify(ctx, ch.Note)
-	if ch.Links() {
-		c.notifyLinks(ctx, ch.Account)
+	if c.notifier != nil {
+		c.notifier.Changed(ctx, ch)
 	}
 }
 

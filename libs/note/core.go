@@ -1,7 +1,6 @@
 package note
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -75,15 +74,3 @@ func (c *core) stamp() time.Time { return c.now().UTC().Truncate(time.Millisecon
 
 // newETag makes a publication etag: random, so that no two states share one.
 func newETag() string { return cuid.New() }
-
-func (c *core) notify(ctx context.Context, cuid string) {
-	if c.notifier != nil {
-		c.notifier.NoteChanged(ctx, cuid)
-	}
-}
-
-func (c *core) notifyLinks(ctx context.Context, accountCUID string) {
-	if c.notifier != nil {
-		c.notifier.LinksChanged(ctx, accountCUID)
-	}
-}

@@ -237,16 +237,17 @@ type fakeNotifier struct {
 	calls []string
 }
 
-func (n *fakeNotifier) NoteChanged(_ context.Context, cuid string) {
+// Changed records ch as the change feed's relay tells it (libs/outbox): its note, and
+// its account when every read of it may have changed.
+func (n *fakeNotifier) Changed(_ context.Context, ch note.Change) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.calls = append(n.calls, "note "+cuid)
-}
-
-func (n *fakeNotifier) LinksChanged(_ context.Context, accountCUID string) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.calls = append(n.calls, "links "+accountCUID)
+	if ch.Note != "" {
+		n.calls = append(n.calls, "note "+ch.Note)
+	}
+	if ch.Wide() {
+		n.calls = append(n.calls, "links "+ch.Account)
+	}
 }
 
 // count returns how many recorded notifications are call.
@@ -415,7 +416,7 @@ func (s *fakeStore) settle(id string) error {
 	return nil
 }
 
-func (s *fakeStore) Create(_ context.Context, p note.Publication, images []note.StoredImage, reservation string) error {
+func (s *fakeStore) Create(_ context.Context, p note.Publication, images []note.StoredImage, reservation string, _ note.Change) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.pubs[p.CUID]; ok {

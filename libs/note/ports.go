@@ -38,7 +38,7 @@ type PublishStore interface {
 	// Create stores p with its images, whose bytes are in the object store and reserved
 	// against the account under reservation, which it settles in the same transaction:
 	// ErrUploadExpired when the reservation is gone (the reaper released it).
-	Create(ctx context.Context, p Publication, images []StoredImage, reservation string) error
+	Create(ctx context.Context, p Publication, images []StoredImage, reservation string, change Change) error
 	// Editable returns the owner's published (active or expired) publication as an update
 	// decides from it, with the names of its images and those of images (Current).
 	Editable(ctx context.Context, n Owned, images []StoredImage) (Current, error)
@@ -115,7 +115,8 @@ type RenderStore interface {
 	// then, and returns their cuids.
 	ClaimRenders(ctx context.Context, version int, now, until time.Time, limit int) ([]string, error)
 	// IndexNames writes the link index rows of up to limit publications whose rows were
-	// written by an older NamesVersion (or never), and returns their accounts.
+	// written by an older NamesVersion (or never), each with its IndexChange, and returns
+	// their accounts.
 	IndexNames(ctx context.Context, limit int) ([]string, error)
 }
 
@@ -212,12 +213,9 @@ type Fallback struct {
 	Reason string
 }
 
-// Notifier tells every process that a publication changed, so that cached public reads
-// of it are dropped everywhere.
+// Notifier is told of every change after its commit, so that this process's cached
+// public reads of it are dropped at once; the store wrote the change in its commit, from
+// where the other processes hear of it (libs/outbox).
 type Notifier interface {
-	NoteChanged(ctx context.Context, cuid string)
-	// LinksChanged says that what the account's note links lead to may have changed (a
-	// note of it was published or unpublished, or its names, expiry or headings changed):
-	// cached pages of all its notes are dropped, in one message however many link there.
-	LinksChanged(ctx context.Context, accountCUID string)
+	Changed(ctx context.Context, ch Change)
 }

@@ -89,18 +89,15 @@ func (c *Publisher) Publish(ctx context.Context, accountCUID string, d Draft) (P
 	}
 	p.ETag = newETag()
 	// The links are still being looked up: the insert does not wait for them.
-	if err := c.store.Create(ctx, p, images, reservation); err != nil {
+	change := publishChange(p)
+	if err := c.store.Create(ctx, p, images, reservation, change); err != nil {
 		return Publication{}, fmt.Errorf("publish: %w", err)
 	}
 	c.warnLinks(ctx, &p, look)
 	if d.Upload != nil {
 		d.Upload.done = true
 	}
-	// A process may have cached that this cuid does not exist.
-	c.notify(ctx, p.CUID)
-	if len(p.Names()) > 0 {
-		c.notifyLinks(ctx, accountCUID)
-	}
+	c.tell(ctx, change)
 	return p, nil
 }
 

@@ -249,7 +249,7 @@ func (c *Renders) IndexNames(ctx context.Context) error {
 		}
 		slices.Sort(accounts)
 		for _, a := range slices.Compact(accounts) {
-			c.notifyLinks(ctx, a)
+			c.tell(ctx, IndexChange(a))
 		}
 	}
 }

@@ -23,7 +23,7 @@ func TestEmbeddedReadsTheAuthorsActiveRenders(t *testing.T) {
 		later := f.now.Add(time.Hour)
 		soon.CUID, soon.Title, soon.Path, soon.ExpiresAt, soon.Outline = "dddddddddddddddddddddddd", nil, new("Dir/Soon.md"), &later, `{"b":["x"]}`
 		for _, p := range []note.Publication{expired, gone, soon} {
-			if err := f.store.Create(ctx, p, nil, ""); err != nil {
+			if err := f.store.Create(ctx, p, nil, "", note.Change{Account: p.AccountCUID, Note: p.CUID}); err != nil {
 				t.Fatal(err)
 			}
 		}

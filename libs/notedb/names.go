@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/sharenote/sharenote/libs/db"
-	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
 	"gorm.io/gorm"
 )
@@ -168,7 +167,7 @@ func (s *Store) IndexNames(ctx context.Context, limit int) ([]string, error) {
 				return err
 			}
 			accounts = append(accounts, r.AccountCUID)
-			if err := s.outbox.Write(tx, edge.Purge{Account: r.AccountCUID}); err != nil {
+			if err := s.outbox.Write(tx, note.IndexChange(r.AccountCUID)); err != nil {
 				return err
 			}
 		}

@@ -6,8 +6,8 @@ package notedb
 import (
 	"gorm.io/gorm"
 
-	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/outbox"
 )
 
 // The use cases' ports each store implements.
@@ -35,31 +35,12 @@ type Reads struct {
 // NewReads returns the Reads on gdb.
 func NewReads(gdb *gorm.DB) *Reads { return &Reads{db: gdb} }
 
-// Store stores publications: it does what Reads does, and writes.
+// Store stores publications: it does what Reads does, and writes, and writes the
+// note.Change of each change in its transaction to the outbox.
 type Store struct {
 	Reads
-	// outbox takes the edge purges of the changes, in their transactions; nil: no edge.
-	outbox *edge.Outbox
+	outbox *outbox.Writer
 }
 
-// New returns a Store on gdb.
-func New(gdb *gorm.DB) *Store { return &Store{Reads: Reads{db: gdb}} }
-
-// WithOutbox makes s write the edge purges of its changes to o in their transactions.
-func (s *Store) WithOutbox(o *edge.Outbox) *Store { s.outbox = o; return s }
-
-// purges are the edge's purges of a change (libs/edge's package doc): the note's content
-// key, with its reference key when what links to it show changed, hard or soft; and,
-// when the names the account's links match changed, every read of the account, soft
-// (libs/edge's package doc says why not a key of its own).
-func purges(c note.Change) []edge.Purge {
-	scope := edge.Content
-	if c.References {
-		scope = edge.Both
-	}
-	out := []edge.Purge{{Account: c.Account, Note: c.Note, Scope: scope, Hard: c.Hard}}
-	if c.Names {
-		out = append(out, edge.Purge{Account: c.Account})
-	}
-	return out
-}
+// New returns a Store on gdb whose changes w writes.
+func New(gdb *gorm.DB, w *outbox.Writer) *Store { return &Store{Reads: Reads{db: gdb}, outbox: w} }

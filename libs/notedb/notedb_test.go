@@ -31,19 +31,19 @@ func newFixture(t *testing.T, b testkit.Backend) fixture {
 	t.Helper()
 	gdb := testkit.OpenDB(t, b)
 	owner, _ := newAccount(t, gdb, "Ada")
-	return fixture{store: notedb.New(gdb), owner: owner, now: time.Now().UTC().Truncate(time.Millisecond)}
+	return fixture{store: notedb.New(gdb, testkit.Changes()), owner: owner, now: time.Now().UTC().Truncate(time.Millisecond)}
 }
 
 // newAccount makes an account called name whose settings are not the defaults (a dark
 // theme), and returns its cuid and settings.
 func newAccount(t *testing.T, gdb *gorm.DB, name string) (string, account.Settings) {
 	t.Helper()
-	accounts := account.NewCore(accountdb.New(gdb), time.Now, nil)
+	accounts := account.NewCore(accountdb.New(gdb, testkit.Changes()), time.Now, nil)
 	creds, err := accounts.CreateLicense(context.Background(), name, strings.ToLower(name)+"@example.com", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	settings := account.NewSettingsCore(accountdb.New(gdb), 1e9, nil)
+	settings := account.NewSettingsCore(accountdb.New(gdb, testkit.Changes()), 1e9, nil)
 	profile, err := settings.Change(context.Background(), creds.UserCUID, account.SettingsChange{Theme: new("dark")})
 	if err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func (f fixture) create(t *testing.T, cuid, etag string, images ...note.StoredIm
 			t.Fatal(err)
 		}
 	}
-	if err := f.store.Create(context.Background(), p, images, "upload-"+cuid); err != nil {
+	if err := f.store.Create(context.Background(), p, images, "upload-"+cuid, note.Change{Account: p.AccountCUID, Note: p.CUID}); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -148,7 +148,7 @@ func TestResolveNamesFindsTheAuthorsActiveNotes(t *testing.T) {
 		later := f.now.Add(time.Hour)
 		soon.CUID, soon.Title, soon.ExpiresAt = "eeeeeeeeeeeeeeeeeeeeeeee", new("Soon"), &later
 		for _, p := range []note.Publication{pathed, expired, gone, soon} {
-			if err := f.store.Create(ctx, p, nil, ""); err != nil {
+			if err := f.store.Create(ctx, p, nil, "", note.Change{Account: p.AccountCUID, Note: p.CUID}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -178,7 +178,7 @@ func TestResolveNamesFindsTheAuthorsActiveNotes(t *testing.T) {
 		taken := titled
 		taken.CUID, taken.Path = "ffffffffffffffffffffffff", new("GARDEN/ünïcode plan.md")
 		var pathErr *note.PathTakenError
-		if err := f.store.Create(ctx, taken, nil, ""); !errors.As(err, &pathErr) || pathErr.Holder != pathed.CUID {
+		if err := f.store.Create(ctx, taken, nil, "", note.Change{Account: taken.AccountCUID, Note: taken.CUID}); !errors.As(err, &pathErr) || pathErr.Holder != pathed.CUID {
 			t.Errorf("a taken path (by match key): %v, want a PathTakenError naming %s", err, pathed.CUID)
 		}
 	})
@@ -196,7 +196,7 @@ func TestClaimRendersTakesEachStaleRenderOnce(t *testing.T) {
 		gone := old
 		gone.CUID = "dddddddddddddddddddddddd"
 		for _, p := range []note.Publication{old, later, gone} {
-			if err := f.store.Create(ctx, p, nil, ""); err != nil {
+			if err := f.store.Create(ctx, p, nil, "", note.Change{Account: p.AccountCUID, Note: p.CUID}); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/sharenote/sharenote/libs/db"
-	"github.com/sharenote/sharenote/libs/edge"
 	"github.com/sharenote/sharenote/libs/note"
 	"gorm.io/gorm"
 )
@@ -16,18 +15,15 @@ import (
 // transaction. Either way, a path another publication holds is found by the unique index
 // publications_path, also when two publishes race for it, and only then looked up, to
 // name the holder.
-func (s *Store) Create(ctx context.Context, p note.Publication, images []note.StoredImage, reservation string) error {
+func (s *Store) Create(ctx context.Context, p note.Publication, images []note.StoredImage, reservation string, change note.Change) error {
 	row, err := toRow(p)
 	if err != nil {
 		return err
 	}
 	row.NextVersion = 1
-	writes := []db.Write{func(tx *gorm.DB) *gorm.DB { return tx.Create(&row) }}
+	writes := append([]db.Write{func(tx *gorm.DB) *gorm.DB { return tx.Create(&row) }}, s.outbox.Writes(change)...)
 	if names := nameRows(p); len(names) > 0 {
-		// A new note's reads were cached nowhere: only the pages its names may be
-		// linked from are purged.
 		writes = append(writes, func(tx *gorm.DB) *gorm.DB { return tx.Create(&names) })
-		writes = append(writes, s.outbox.Writes(edge.Purge{Account: p.AccountCUID})...)
 	}
 	if len(images) > 0 {
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {

@@ -9,15 +9,14 @@ import (
 	"gorm.io/gorm"
 )
 
-// SaveRender implements note.RenderStore. A new render purges both of the note's keys from the
-// edge, soft: its reads, the pages that embed it, and those that link to it (the anchors
-// of links into it may have moved).
+// SaveRender implements note.RenderStore: a new render (one that replaces prev) writes
+// its change in the same transaction.
 func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string, change note.Change) error {
 	row, err := toRow(p)
 	if err != nil {
 		return err
 	}
-	save := func(tx *gorm.DB) error {
+	return db.Classify(s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Model(&publicationRow{}).
 			Where("cuid = ? AND etag = ? AND render_id = ? AND render_version <= ?", p.CUID, p.ETag, prev, p.RenderVersion).
 			Updates(map[string]any{"html": row.HTML, "html_bytes": row.HTMLBytes, "render_version": row.RenderVersion, "render_id": row.RenderID, "render_links": row.RenderLinks, "render_outline": row.RenderOutline,
@@ -25,12 +24,8 @@ func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string,
 		if res.Error != nil || res.RowsAffected == 0 || p.RenderID == prev {
 			return res.Error
 		}
-		return s.outbox.Write(tx, purges(change)...)
-	}
-	if !s.outbox.On() {
-		return db.Classify(save(s.db.WithContext(ctx)))
-	}
-	return db.Classify(s.db.WithContext(ctx).Transaction(save))
+		return s.outbox.Write(tx, change)
+	}))
 }
 
 // ClaimRenders implements note.RenderStore. One statement claims: on Postgres, a second

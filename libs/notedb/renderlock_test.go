@@ -41,7 +41,7 @@ func TestAnUpdateRendersOutsideItsTransaction(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		gdb := testkit.OpenDB(t, b)
 		ctx := context.Background()
-		accounts := account.NewCore(accountdb.New(gdb), time.Now, nil)
+		accounts := account.NewCore(accountdb.New(gdb, testkit.Changes()), time.Now, nil)
 		var owners []string
 		for _, name := range []string{"ann", "bob"} {
 			creds, err := accounts.CreateLicense(ctx, name, name+"@example.com", "")
@@ -51,7 +51,7 @@ func TestAnUpdateRendersOutsideItsTransaction(t *testing.T) {
 			owners = append(owners, creds.UserCUID)
 		}
 		gate := gatedRenderer{began: make(chan string), release: make(chan struct{})}
-		store := notedb.New(gdb)
+		store := notedb.New(gdb, testkit.Changes())
 		cfg := note.Config{Now: time.Now, PublicURL: "http://127.0.0.1", Quota: 1e9}
 		core := note.NewPublisher(store, store, gate, testkit.OpenBlobs(t, b), cfg)
 		reader := note.NewReader(notedb.NewReads(gdb), gate, cfg)

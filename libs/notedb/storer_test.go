@@ -22,7 +22,7 @@ func TestStoreKeepsTheStorerContract(t *testing.T) {
 			gdb := testkit.OpenDB(t, fresh)
 			owner, settings := newAccount(t, gdb, "Ada")
 			other, _ := newAccount(t, gdb, "Bob")
-			return notetest.Subject{Store: notedb.New(gdb), Owner: owner, Other: other, Settings: settings}
+			return notetest.Subject{Store: notedb.New(gdb, testkit.Changes()), Owner: owner, Other: other, Settings: settings}
 		})
 	})
 }

@@ -63,7 +63,7 @@ func (s *Store) Commit(ctx context.Context, e note.Edit) error {
 				return err
 			}
 		}
-		return s.outbox.Write(tx, purges(e.Change)...)
+		return s.outbox.Write(tx, e.Change)
 	})
 	return s.pathTaken(ctx, err, e.To)
 }
@@ -116,7 +116,7 @@ func (s *Store) Unpublish(ctx context.Context, n note.Owned, now time.Time, chan
 		if err := tx.Where("publication_cuid = ?", n.CUID).Delete(&nameRow{}).Error; err != nil {
 			return err
 		}
-		if err := s.outbox.Write(tx, purges(change)...); err != nil {
+		if err := s.outbox.Write(tx, change); err != nil {
 			return err
 		}
 		var released struct{ Bytes, Images int64 }

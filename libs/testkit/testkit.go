@@ -18,6 +18,7 @@ import (
 	"github.com/sharenote/sharenote/libs/blob"
 	"github.com/sharenote/sharenote/libs/blob/blobstore"
 	"github.com/sharenote/sharenote/libs/db"
+	"github.com/sharenote/sharenote/libs/outbox"
 )
 
 // Main runs the package's tests and then stops any throw-away server testkit started.
@@ -52,6 +53,14 @@ func EachBackend(t *testing.T, fn func(t *testing.T, b Backend)) {
 	t.Helper()
 	t.Run("postgres", func(t *testing.T) { fn(t, PostgresBackend(t)) })
 	t.Run("sqlite", func(t *testing.T) { fn(t, SQLiteBackend(t)) })
+}
+
+// EachDB runs fn on a fresh migrated Postgres database and on a fresh SQLite file, for
+// a test of what is stored that needs neither Redis nor the object store.
+func EachDB(t *testing.T, fn func(t *testing.T, gdb *gorm.DB)) {
+	t.Helper()
+	t.Run("postgres", func(t *testing.T) { fn(t, OpenDB(t, Backend{DatabaseURL: NewPostgresDB(t)})) })
+	t.Run("sqlite", func(t *testing.T) { fn(t, OpenDB(t, SQLiteBackend(t))) })
 }
 
 // PostgresBackend returns a fresh migrated Postgres database and a Redis key prefix of
@@ -274,3 +283,7 @@ func Eventually(t testing.TB, limit time.Duration, what string, cond func() bool
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Changes is the outbox writer for a test that uses the stores directly: its rows are due
+// for the change feed's relay only, and of no process's feed.
+func Changes() *outbox.Writer { return outbox.NewWriter(time.Now, "", false) }

@@ -73,7 +73,7 @@ func createSettlesTheReservation(t *testing.T, s Subject) {
 	if err := s.Store.Reserve(ctx, note.Reservation{ID: "up", Note: p.CUID, Account: s.Owner, Create: true, Bytes: 400, Images: 1, Quota: 1000, Expires: at.Add(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Store.Create(ctx, p, []note.StoredImage{image(p, "a.png", 400)}, "up"); err != nil {
+	if err := s.Store.Create(ctx, p, []note.StoredImage{image(p, "a.png", 400)}, "up", created(p)); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Store.Reserve(ctx, note.Reservation{ID: "up", Note: p.CUID, Account: s.Owner, Quota: 1000, Expires: at.Add(time.Hour)}); !errors.Is(err, note.ErrUploadExpired) {
@@ -90,7 +90,7 @@ func createSettlesTheReservation(t *testing.T, s Subject) {
 	}
 
 	q := publication(s.Owner, id('b'), at)
-	if err := s.Store.Create(ctx, q, []note.StoredImage{image(q, "b.png", 1)}, "gone"); !errors.Is(err, note.ErrUploadExpired) {
+	if err := s.Store.Create(ctx, q, []note.StoredImage{image(q, "b.png", 1)}, "gone", created(q)); !errors.Is(err, note.ErrUploadExpired) {
 		t.Errorf("Create without its reservation: %v, want ErrUploadExpired", err)
 	}
 	if _, err := s.Store.FindView(ctx, q.CUID); !errors.Is(err, note.ErrNotFound) {
@@ -108,7 +108,7 @@ func pathTaken(t *testing.T, s Subject) {
 
 	b := publication(s.Owner, id('b'), at)
 	b.Path = new("GARDEN/ünïcode plan.md")
-	if err := s.Store.Create(ctx, b, nil, ""); !errors.As(err, &taken) || taken.Holder != a.CUID {
+	if err := s.Store.Create(ctx, b, nil, "", created(b)); !errors.As(err, &taken) || taken.Holder != a.CUID {
 		t.Fatalf("Create with a path taken (by match key): %v, want a PathTakenError naming %s", err, a.CUID)
 	}
 	if _, err := s.Store.FindView(ctx, b.CUID); !errors.Is(err, note.ErrNotFound) {

@@ -105,6 +105,11 @@ func image(p note.Publication, name string, size int64) note.StoredImage {
 		Size: size, SHA256: fmt.Sprintf("%064d", size), BlobKey: fmt.Sprintf("images/%s/%s/%d", p.CUID, name, size), CreatedAt: p.CreatedAt}
 }
 
+// created is the change of publishing p, as the domain says it.
+func created(p note.Publication) note.Change {
+	return note.Change{Account: p.AccountCUID, Note: p.CUID, Names: len(p.Names()) > 0}
+}
+
 // upload returns the id of reservation n of publication cuid.
 func upload(cuid string, n int) string { return fmt.Sprintf("upload-%s-%d", cuid, n) }
 
@@ -117,7 +122,7 @@ func (s Subject) create(t *testing.T, p note.Publication, images ...note.StoredI
 		reservation = upload(p.CUID, 0)
 		s.reserve(t, reservation, p.CUID, p.AccountCUID, images, nil)
 	}
-	if err := s.Store.Create(t.Context(), p, images, reservation); err != nil {
+	if err := s.Store.Create(t.Context(), p, images, reservation, created(p)); err != nil {
 		t.Fatalf("create %s: %v", p.CUID, err)
 	}
 	return p
