@@ -61,7 +61,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 			t.Fatalf("before reaping: %d rows, %d blobs; the bytes stay until the reaper runs", rows, blobs)
 		}
 
-		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend)).Reap(context.Background(), 2, 0)
+		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), testkit.Changes()), testkit.OpenBlobs(t, f.Backend)).Reap(context.Background(), 2, 0)
 		if err != nil || r.Images != 3 || r.Bytes != 3*size || r.Batches != 2 {
 			t.Fatalf("Reap = %+v, %v; want 3 images, %d bytes in 2 batches", r, err, 3*size)
 		}
@@ -79,7 +79,7 @@ func TestReaperDeletesOnlyReleasedImages(t *testing.T) {
 			f.get(t, p, nil).Expect(t, 404, "not_found")
 		}
 		f.get(t, livePaths[0], nil).Expect(t, 200, "")
-		if r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend)).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
+		if r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), testkit.Changes()), testkit.OpenBlobs(t, f.Backend)).Reap(context.Background(), 100, 0); err != nil || r.Images != 2 {
 			t.Errorf("second Reap = %+v, %v; want the 2 images of the note unpublished after expiring", r, err)
 		}
 	})
@@ -98,7 +98,7 @@ func TestConcurrentReapersNeverDoubleDelete(t *testing.T) {
 		}
 		// Two reapers, each with its own connection pool, as two CronJob pods would be.
 		reaper := func() *note.Reaper {
-			return note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend))
+			return note.NewReaper(notedb.New(testkit.OpenDB(t, b), testkit.Changes()), testkit.OpenBlobs(t, f.Backend))
 		}
 		reapers := []*note.Reaper{reaper(), reaper()}
 		results := make([]note.Reaped, len(reapers))
@@ -130,7 +130,7 @@ func TestReaperCrashBetweenBatchesLosesNothing(t *testing.T) {
 		if err := testkit.Must(f.App.Deps().Publisher()).Unpublish(context.Background(), acc.UserCUID, p.CUID); err != nil {
 			t.Fatal(err)
 		}
-		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend))
+		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b), testkit.Changes()), testkit.OpenBlobs(t, f.Backend))
 		// A reaper killed after its first batch: what it did is whole, the rest untouched.
 		if r, err := store.Reap(context.Background(), 2, 1); err != nil || r.Images != 2 {
 			t.Fatalf("first batch = %+v, %v", r, err)
@@ -159,7 +159,7 @@ func TestReapCommand(t *testing.T) {
 		return testkit.Run(t, b, operator, nil, append([]string{"reap"}, args...)...)
 	}
 	// A session that expired long ago: the reaper deletes it too.
-	if err := accountdb.New(testkit.OpenDB(t, b)).CreateSession(context.Background(), account.Session{TokenHash: "expired",
+	if err := accountdb.New(testkit.OpenDB(t, b), testkit.Changes()).CreateSession(context.Background(), account.Session{TokenHash: "expired",
 		LicenseID: 1, AccountCUID: acc.UserCUID, CreatedAt: time.Now().Add(-3 * time.Hour), ExpiresAt: time.Now().Add(-time.Hour)}); err != nil {
 		t.Fatal(err)
 	}

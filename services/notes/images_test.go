@@ -150,7 +150,7 @@ func TestMultipartPatchAddsAndReplacesImages(t *testing.T) {
 		}
 
 		// The replaced a.png is released: the reaper deletes its object.
-		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend)).Reap(ctx, 10, 0)
+		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), testkit.Changes()), testkit.OpenBlobs(t, f.Backend)).Reap(ctx, 10, 0)
 		if err != nil || r.Images != 1 || r.Bytes != int64(len(oldA)) {
 			t.Fatalf("Reap = %+v, %v; want the replaced image of %d bytes", r, err, len(oldA))
 		}

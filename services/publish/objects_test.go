@@ -144,7 +144,7 @@ func TestAnUploadThatDiedIsReaped(t *testing.T) {
 
 		f.clock.Advance(note.UploadTimeout + time.Minute)
 		// The reaper of a serving process reads the server's clock.
-		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend)).ReleaseExpired(context.Background(), f.clock.Now(), 10)
+		r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), testkit.Changes()), testkit.OpenBlobs(t, f.Backend)).ReleaseExpired(context.Background(), f.clock.Now(), 10)
 		if err != nil || r.Reservations != 1 || r.Objects != 1 || r.Bytes != int64(len(img)) {
 			t.Fatalf("ReleaseExpired = %+v, %v; want 1 reservation and its object of %d bytes", r, err, len(img))
 		}
@@ -173,7 +173,7 @@ func TestOrphanSweep(t *testing.T) {
 		if _, err := testkit.OpenBlobs(t, f.Backend).Put(ctx, orphan, strings.NewReader("left behind"), -1, "image/png"); err != nil {
 			t.Fatal(err)
 		}
-		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend))
+		store := note.NewReaper(notedb.New(testkit.OpenDB(t, b), testkit.Changes()), testkit.OpenBlobs(t, f.Backend))
 		// Younger than the grace period: kept.
 		if r, err := store.SweepOrphans(ctx, time.Now().Add(-time.Hour)); err != nil || r.Objects != 0 {
 			t.Fatalf("SweepOrphans of old objects = %+v, %v; want nothing deleted", r, err)
@@ -283,7 +283,7 @@ func TestObjectStoreStoppedMidPublish(t *testing.T) {
 
 	minio.Start()
 	f.clock.Advance(note.UploadTimeout + time.Minute)
-	r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b)), testkit.OpenBlobs(t, f.Backend)).ReleaseExpired(context.Background(), f.clock.Now(), 10)
+	r, err := note.NewReaper(notedb.New(testkit.OpenDB(t, b), testkit.Changes()), testkit.OpenBlobs(t, f.Backend)).ReleaseExpired(context.Background(), f.clock.Now(), 10)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,6 +132,31 @@ func (s *chaosServer) do(t *tally, method, path, token string, body []byte, cont
 	return resp, b
 }
 
+// login creates account i with the binary bin under env and returns a publish token
+// from the server.
+func (s *chaosServer) login(t *testing.T, bin string, env []string, i int) string {
+	t.Helper()
+	cmd := exec.Command(bin, "licenses", "create", "--name", fmt.Sprintf("chaos %d", i), "--email", fmt.Sprintf("chaos%d@example.com", i))
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("licenses create: %v", err)
+	}
+	var creds struct {
+		LicenseKey string `json:"license_key"`
+		InstanceID string `json:"instance_id"`
+	}
+	_ = json.Unmarshal(out, &creds)
+	body, _ := json.Marshal(map[string]string{"license_key": creds.LicenseKey, "instance_id": creds.InstanceID})
+	resp, b := s.do(newTally(), "POST", "/api/auth/publish", "", body, "application/json")
+	if resp == nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("login: %v %s", resp, b)
+	}
+	var tok struct{ Token string }
+	_ = json.Unmarshal(b, &tok)
+	return tok.Token
+}
+
 // mixedLoad runs readers and writers until stop is closed: reads of known notes (cached
 // or not), and, at most once a second per worker, a publish or a PATCH.
 func (s *chaosServer) mixedLoad(t *tally, stop <-chan struct{}) *sync.WaitGroup {
@@ -239,25 +264,7 @@ func TestChaos(t *testing.T) {
 
 	// Twenty accounts, so that the writers stay under each account's mutation limit.
 	for i := range 20 {
-		cmd := exec.Command(bin, "licenses", "create", "--name", fmt.Sprintf("chaos %d", i), "--email", fmt.Sprintf("chaos%d@example.com", i))
-		cmd.Env = env
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("licenses create: %v", err)
-		}
-		var creds struct {
-			LicenseKey string `json:"license_key"`
-			InstanceID string `json:"instance_id"`
-		}
-		_ = json.Unmarshal(out, &creds)
-		body, _ := json.Marshal(map[string]string{"license_key": creds.LicenseKey, "instance_id": creds.InstanceID})
-		resp, b := s.do(newTally(), "POST", "/api/auth/publish", "", body, "application/json")
-		if resp == nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("login: %v %s", resp, b)
-		}
-		var tok struct{ Token string }
-		_ = json.Unmarshal(b, &tok)
-		s.tokens = append(s.tokens, tok.Token)
+		s.tokens = append(s.tokens, s.login(t, bin, env, i))
 	}
 	seed := newTally()
 	for i := range 20 {
