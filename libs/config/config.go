@@ -81,8 +81,9 @@ type Config struct {
 	// 60 s proxy timeout for the upload itself.
 	UploadWait time.Duration
 	// EdgePurgeURLs are the operator's edges (Varnish, a CDN's purge endpoint): set, public
-	// reads carry surrogate keys and Surrogate-Control, changes write the purge outbox, and
-	// the writing targets send its purges to each (libs/edge). Empty: no edge.
+	// reads carry surrogate keys and Surrogate-Control, the changes the outbox of changes
+	// holds are due for the edge, and the writing targets send their purges to each
+	// (libs/edge). Empty: no edge.
 	EdgePurgeURLs []string
 	// EdgeAddresses are the addresses the edges' requests come from: only a read that came
 	// through one (its peer, or a trusted proxy's X-Forwarded-For entry) carries

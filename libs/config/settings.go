@@ -191,7 +191,7 @@ var Variables = []Setting{
 		parse: duration(func(c *Config) *time.Duration { return &c.UploadWait }, 0, 5*time.Minute, "a duration from 0 to 5m"),
 		show:  durationText(func(c *Config) *time.Duration { return &c.UploadWait })},
 	{Name: "SHARE_EDGE_PURGE_URLS", Key: "edge_purge_urls", Secret: true,
-		Meaning: "comma-separated `http://` URLs of the operator's edges (Varnish with `deploy/varnish/sharenote.vcl`); set, public reads that come through an edge (`SHARE_EDGE_ADDRESSES`) carry `Surrogate-Key` (keyed hashes of the notes they show) and `Surrogate-Control`, every change that alters a public read is written to the purge outbox in its transaction, and the `publish` and `notes` targets send its `PURGE` requests to each edge, which the Helm chart's NetworkPolicies let only their pods reach (`networkPolicy.edge`; docs/deployment.md \"The edge\"); empty: no edge, none of that",
+		Meaning: "comma-separated `http://` URLs of the operator's edges (Varnish with `deploy/varnish/sharenote.vcl`); set, public reads that come through an edge (`SHARE_EDGE_ADDRESSES`) carry `Surrogate-Key` (keyed hashes of the notes they show) and `Surrogate-Control`, the row that every change of a public read writes to the outbox of changes in its transaction (`libs/outbox`) is due for the edge too, and the `publish` and `notes` targets send its `PURGE` requests to each edge, which the Helm chart's NetworkPolicies let only their pods reach (`networkPolicy.edge`; docs/deployment.md \"The edge\"); empty: no edge, none of that",
 		parse:   parseEdgeURLs,
 		show:    func(c Config) slog.Value { return slog.AnyValue(c.EdgePurgeURLs) }},
 	{Name: "SHARE_EDGE_ADDRESSES", Key: "edge_addresses",
