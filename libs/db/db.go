@@ -110,7 +110,13 @@ func openSQLite(path string, cfg *gorm.Config) (*gorm.DB, error) {
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+	// Transactions begin IMMEDIATE: each takes the database's write lock at its start
+	// (waiting up to the busy timeout for another process's writer), so that one that
+	// reads and then writes never meets a commit of another process in between, which
+	// SQLite refuses at once (SQLITE_BUSY_SNAPSHOT: "database is locked (517)"), whatever
+	// the busy timeout: the reaper command beside a serving process, whose change feed
+	// relay writes in the background.
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_txlock=immediate"
 	gdb, err := gorm.Open(sqlite.Open(dsn), cfg)
 	if err != nil {
 		return nil, err
