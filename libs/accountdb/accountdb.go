@@ -227,24 +227,29 @@ func (r settingsRow) profile() (name string, p account.Profile) {
 	}
 }
 
-// ChangeSettings implements account.SettingsStorer. On Postgres the read takes the
-// account's row lock (SELECT … FOR UPDATE): a concurrent change waits for this one to
-// commit and then reads its result, instead of saving fields read before it. SQLite has no
-// row locks; there the transaction starts with a write that changes nothing, which takes
-// the database's write lock before the read (waiting up to the busy timeout for another
-// process, such as the CLI), so no other writer can come between the read and the save.
+// lockAccount reads the account's settings in tx holding its lock until tx ends. On
+// Postgres the read takes the account's row lock (SELECT … FOR UPDATE): a concurrent
+// change waits for this one to commit and then reads its result, instead of saving fields
+// read before it. SQLite has no row locks; there tx began holding the database's write
+// lock (libs/db opens it with IMMEDIATE transactions), so no other writer, of this
+// process or another such as the CLI, can come between the read and the save.
+func lockAccount(tx *gorm.DB, accountCUID string) (settingsRow, error) {
+	read := tx.Table("accounts").Where("cuid = ?", accountCUID)
+	if db.Dialect(tx) == db.Postgres {
+		read = read.Clauses(clause.Locking{Strength: "UPDATE"})
+	}
+	var row settingsRow
+	return row, notFound(read.Take(&row).Error)
+}
+
+// ChangeSettings implements account.SettingsStorer: the read of the settings and their
+// save are one transaction under the account's lock (lockAccount).
 func (s *Store) ChangeSettings(ctx context.Context, accountCUID string, change func(string, account.Profile) (account.Settings, error)) (account.Profile, error) {
 	var out account.Profile
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		read := tx.Table("accounts").Where("cuid = ?", accountCUID)
-		if db.Dialect(tx) == db.Postgres {
-			read = read.Clauses(clause.Locking{Strength: "UPDATE"})
-		} else if err := tx.Exec("UPDATE accounts SET theme = theme WHERE cuid = ?", accountCUID).Error; err != nil {
+		row, err := lockAccount(tx, accountCUID)
+		if err != nil {
 			return err
-		}
-		var row settingsRow
-		if err := read.Take(&row).Error; err != nil {
-			return notFound(err)
 		}
 		name, p := row.profile()
 		st, err := change(name, p)

@@ -49,6 +49,7 @@ import (
 	"github.com/sharenote/sharenote/libs/readcache"
 	"github.com/sharenote/sharenote/libs/redisx"
 	"github.com/sharenote/sharenote/libs/routes"
+	"github.com/sharenote/sharenote/libs/site"
 	"github.com/sharenote/sharenote/libs/telemetry"
 )
 
@@ -61,7 +62,9 @@ type Deps struct {
 	Log      *slog.Logger
 	Accounts *account.Core
 	Settings *account.SettingsCore
-	notes    noteCases
+	// Sites are the site settings' use cases.
+	Sites *site.Core
+	notes noteCases
 	// needs are those of the target the Deps are given to (the process's, in App.Deps).
 	needs Needs
 	// Reads is the per-process cache of public reads, kept current by the change feed;
@@ -230,6 +233,7 @@ func (a *App) newDeps(cfg config.Config, log *slog.Logger, reg *prometheus.Regis
 	d := Deps{Config: cfg, Log: log,
 		Accounts: account.NewCore(a.accounts, now, accountEvents),
 		Settings: account.NewSettingsCore(a.accounts, cfg.ImageQuotaBytes, accountEvents),
+		Sites:    newSites(cfg, a.accounts, notedb.NewReads(a.db), now, accountEvents),
 		needs:    a.needs,
 		Reads:    reads,
 		Registry: reg, Tracer: tp, Now: now}

@@ -21,6 +21,7 @@ import (
 	"github.com/sharenote/sharenote/libs/notedb"
 	"github.com/sharenote/sharenote/libs/outbox"
 	"github.com/sharenote/sharenote/libs/redisx"
+	"github.com/sharenote/sharenote/libs/site"
 )
 
 // WithAccounts opens the configured database for an operator command, hands fn the
@@ -29,13 +30,30 @@ import (
 // deactivation revokes their cached sessions): with Redis configured the events reach
 // them before WithAccounts returns; without it they re-check within a second on their own.
 func WithAccounts(ctx context.Context, env cli.Env, fn func(*account.Core) error) error {
+	return withConfiguredStores(ctx, env, func(_ config.Config, s stores) error {
+		return fn(account.NewCore(s.accounts, time.Now, s.relay))
+	})
+}
+
+// WithSites is WithAccounts for the site use cases.
+func WithSites(ctx context.Context, env cli.Env, fn func(*site.Core) error) error {
+	return withConfiguredStores(ctx, env, func(cfg config.Config, s stores) error {
+		return fn(newSites(cfg, s.accounts, s.reads, time.Now, s.relay))
+	})
+}
+
+// newSites are the site use cases over the stores, configured by cfg.
+func newSites(cfg config.Config, accounts *accountdb.Store, reads *notedb.Reads, now func() time.Time, notifier account.Notifier) *site.Core {
+	return site.NewCore(accounts, reads, site.Config{Reserved: cfg.SiteReservedHandles, PublicURL: cfg.PublicURL, Now: now, Notifier: notifier})
+}
+
+// withConfiguredStores is withStores over the configuration of env, without blobs.
+func withConfiguredStores(ctx context.Context, env cli.Env, fn func(config.Config, stores) error) error {
 	cfg, err := config.Load(env.Getenv)
 	if err != nil {
 		return err
 	}
-	return withStores(ctx, cfg, env.Stderr, nil, func(s stores) error {
-		return fn(account.NewCore(s.accounts, time.Now, s.relay))
-	})
+	return withStores(ctx, cfg, env.Stderr, nil, func(s stores) error { return fn(cfg, s) })
 }
 
 // stores are an operator command's stores over the configured database, and the change
@@ -46,6 +64,7 @@ type stores struct {
 	// notes is nil for a command that touches no image (withStores without blobs).
 	notes    *notedb.Store
 	accounts *accountdb.Store
+	reads    *notedb.Reads
 	feed     *changefeed.Feed
 	relay    *outbox.Relay
 }
@@ -68,7 +87,7 @@ func withStores(ctx context.Context, cfg config.Config, logs io.Writer, blobs bl
 		defer func() { _ = rdb.Close() }()
 	}
 	log := logging.New(logs, cfg.LogLevel, "sharenote")
-	s := stores{feed: changefeed.New(rdb, cfg.RedisKeyPrefix, log, prometheus.NewRegistry())}
+	s := stores{reads: notedb.NewReads(gdb), feed: changefeed.New(rdb, cfg.RedisKeyPrefix, log, prometheus.NewRegistry())}
 	changes := newWriter(cfg, s.feed)
 	s.accounts, s.relay = accountdb.New(gdb, changes), outbox.NewRelay(gdb, s.feed, log)
 	if blobs != nil {

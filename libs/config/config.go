@@ -92,6 +92,8 @@ type Config struct {
 	// EdgeMaxAge is the longest an edge keeps a public read (Surrogate-Control), never past
 	// the note's expiry or that of a note it links to.
 	EdgeMaxAge time.Duration
+	// SiteReservedHandles are the site handles no account may take, lowercase.
+	SiteReservedHandles []string
 }
 
 // A Value is one setting as Load read it, for `sharenote config print` and `verify`.

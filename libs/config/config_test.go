@@ -52,6 +52,7 @@ func TestLoadDefaults(t *testing.T) {
 		MaxUploads:           8,
 		UploadWait:           30 * time.Second,
 		EdgeMaxAge:           time.Hour,
+		SiteReservedHandles:  []string{"api", "s", "assets", "admin", "www", "help"},
 		Targets:              routes.Targets, // all
 	}
 	if got := load(t, nil); !reflect.DeepEqual(got, want) {

@@ -202,6 +202,10 @@ var Variables = []Setting{
 		Meaning: "how long an edge keeps a public read (`Surrogate-Control: max-age`), 1s–7d; never past the note's `expires_at` or that of a note it links to or embeds. Browsers still get `Cache-Control` of at most 60 s",
 		parse:   duration(func(c *Config) *time.Duration { return &c.EdgeMaxAge }, time.Second, 7*24*time.Hour, "a duration from 1s to 7d"),
 		show:    durationText(func(c *Config) *time.Duration { return &c.EdgeMaxAge })},
+	{Name: "SHARE_SITE_RESERVED_HANDLES", Key: "site_reserved_handles", Default: "api,s,assets,admin,www,help",
+		Meaning: "comma-separated site handles no account may take (`PUT /api/user/site`), because they would read as the service's own paths or pages; case-insensitive",
+		parse:   parseReservedHandles,
+		show:    func(c Config) slog.Value { return slog.AnyValue(c.SiteReservedHandles) }},
 }
 
 // The functions below build the parse and show functions of the common kinds of setting;
@@ -324,6 +328,16 @@ func parseEdgeURLs(c *Config, name, v string) error {
 		c.EdgePurgeURLs = nil // One bad variable is one error: no edge to need addresses for.
 	}
 	return errors.Join(errList...)
+}
+
+// parseReservedHandles reads a comma list of words, lowercased.
+func parseReservedHandles(c *Config, _, v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.ToLower(strings.TrimSpace(s)); s != "" && !slices.Contains(c.SiteReservedHandles, s) {
+			c.SiteReservedHandles = append(c.SiteReservedHandles, s)
+		}
+	}
+	return nil
 }
 
 // roleName is a Postgres role that needs no quoting: what SHARE_DATABASE_ROLES accepts.

@@ -55,14 +55,31 @@ func MatchKey(s string) string {
 // ".." segment and no "\", control or bidi control character. Every failure wraps
 // ErrInvalidText.
 func CheckPath(p string) error {
-	bad := func(why string) error { return fmt.Errorf("%w: path %s", ErrInvalidText, why) }
+	if !strings.HasSuffix(p, ".md") {
+		return fmt.Errorf("%w: path must end in .md", ErrInvalidText)
+	}
+	return checkVaultPath("path", p)
+}
+
+// CheckFolder reports why p cannot be a vault folder: "" (the whole vault), or a path
+// as CheckPath has them without the ".md" (and without a trailing "/"). Every failure
+// wraps ErrInvalidText.
+func CheckFolder(p string) error {
+	if p == "" {
+		return nil
+	}
+	return checkVaultPath("folder", p)
+}
+
+// checkVaultPath checks the rules a path and a folder share; what names the value in
+// its errors.
+func checkVaultPath(what, p string) error {
+	bad := func(why string) error { return fmt.Errorf("%w: %s %s", ErrInvalidText, what, why) }
 	switch {
 	case len(p) > MaxPathBytes:
 		return bad(fmt.Sprintf("is longer than %d bytes", MaxPathBytes))
 	case !utf8.ValidString(p):
 		return bad("is not valid UTF-8")
-	case !strings.HasSuffix(p, ".md"):
-		return bad("must end in .md")
 	case strings.HasPrefix(p, "/"):
 		return bad("must be relative (no leading /)")
 	case strings.ContainsRune(p, '\\'):

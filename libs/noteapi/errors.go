@@ -27,7 +27,7 @@ func Translate(err error) *errs.Error {
 	)
 	switch {
 	case errors.As(err, &field):
-		return errs.New(http.StatusBadRequest, errs.InvalidField, "Settings field "+field.Error()+".")
+		return errs.New(http.StatusBadRequest, errs.InvalidField, "Field "+field.Error()+".")
 	case errors.As(err, &many):
 		return tooManyImages(many)
 	case errors.As(err, &large):

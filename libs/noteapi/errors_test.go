@@ -60,7 +60,7 @@ func domainCases(t *testing.T) []domainCase {
 		{"account.ErrInvalid", "an account input that cannot be stored", fmt.Errorf("%w: name must be 1 to 100 characters", account.ErrInvalid),
 			bad, errs.InvalidField, "Account: invalid input: name must be 1 to 100 characters."},
 		{"account.FieldError", "a bad settings field", fmt.Errorf("change settings: %w", &account.FieldError{Field: "theme", Reason: "must be one of system, light, dark"}),
-			bad, errs.InvalidField, "Settings field theme must be one of system, light, dark."},
+			bad, errs.InvalidField, "Field theme must be one of system, light, dark."},
 		{"note.ErrInvalidText", "text no column can hold", fmt.Errorf("publish: %w", fmt.Errorf("%w: content contains a NUL character or invalid UTF-8", note.ErrInvalidText)),
 			bad, errs.InvalidField, "Publish: invalid text: content contains a NUL character or invalid UTF-8."},
 		{"note.PathTakenError", "a path another note has", fmt.Errorf("publish: %w", &note.PathTakenError{Path: "A/B.md", Holder: "k3v9x2m0q8w1e7r4t6y5u2i0"}),

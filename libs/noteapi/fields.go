@@ -188,7 +188,7 @@ func ReadPatch(c *gin.Context, newUpload func() (*note.Upload, error), now time.
 		return note.Patch{}, err
 	}
 	p := note.Patch{Content: u.Content, ShowProperties: u.ShowProperties, Upload: up,
-		Title: optional(u.Title), Summary: optional(u.Summary), Path: optional(u.Path), Properties: optional(u.Properties)}
+		Title: Optional(u.Title), Summary: Optional(u.Summary), Path: Optional(u.Path), Properties: Optional(u.Properties)}
 	if s, sent := u.ExpiresAt.Get(); sent {
 		p.ExpiresAt.Set = true
 		if p.ExpiresAt.Value, err = expiry(s, now); err != nil {
@@ -202,8 +202,9 @@ func ReadPatch(c *gin.Context, newUpload func() (*note.Upload, error), now time.
 	return p, nil
 }
 
-// optional is the domain's form of an optional field of an update.
-func optional[T any](o wire.Optional[T]) note.Optional[T] {
+// Optional is the domain's form of an optional field of a change (a PATCH of a note, a
+// change of the site).
+func Optional[T any](o wire.Optional[T]) note.Optional[T] {
 	v, sent := o.Get()
 	return note.Optional[T]{Set: sent, Value: v}
 }

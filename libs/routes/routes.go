@@ -81,6 +81,9 @@ var (
 	SettingsRead    = &Route{"GET", "/api/user/settings", Notes, Bearer, 0}
 	SettingsReplace = &Route{"PUT", "/api/user/settings", Notes, Mutation, SmallLimit}
 	SettingsUpdate  = &Route{"PATCH", "/api/user/settings", Notes, Mutation, SmallLimit}
+	SiteRead        = &Route{"GET", "/api/user/site", Notes, Bearer, 0}
+	SiteReplace     = &Route{"PUT", "/api/user/site", Notes, Mutation, SmallLimit}
+	SiteUpdate      = &Route{"PATCH", "/api/user/site", Notes, Mutation, SmallLimit}
 	ImageRead       = &Route{"GET", "/api/images/:userCuid/:noteCuid/:filename", Images, Public, 0}
 	OGImage         = &Route{"GET", "/api/og/:file", OGRenderer, Public, 0}
 	NotePage        = &Route{"GET", "/s/:cuid", Notes, Public, 0}
@@ -93,7 +96,7 @@ var (
 // Table is the public HTTP surface: every route, once.
 var Table = []*Route{
 	AuthPublish, PublishCreate, NoteRead, NoteUpdate, NoteVersions, NoteVersion, NoteUnshare,
-	UserNotes, SettingsRead, SettingsReplace, SettingsUpdate, ImageRead, OGImage, NotePage,
+	UserNotes, SettingsRead, SettingsReplace, SettingsUpdate, SiteRead, SiteReplace, SiteUpdate, ImageRead, OGImage, NotePage,
 	OpenAPIDocument, Asset,
 }
 

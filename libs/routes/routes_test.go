@@ -87,6 +87,9 @@ var specEndpoints = []endpoint{
 	{"GET", "/api/user/settings", routes.Bearer},
 	{"PUT", "/api/user/settings", routes.Mutation},
 	{"PATCH", "/api/user/settings", routes.Mutation},
+	{"GET", "/api/user/site", routes.Bearer},
+	{"PUT", "/api/user/site", routes.Mutation},
+	{"PATCH", "/api/user/site", routes.Mutation},
 	{"GET", "/api/images/:userCuid/:noteCuid/:filename", routes.Public},
 	{"GET", "/api/og/:file", routes.Public},
 	{"GET", "/s/:cuid", routes.Public},
@@ -114,12 +117,13 @@ func TestTableHasEverySpecEndpointWithItsAccess(t *testing.T) {
 }
 
 func TestTableAccessClasses(t *testing.T) {
-	mutations := []string{"POST /api/publish", "PATCH /api/notes/:cuid", "POST /api/unshare", "PUT /api/user/settings", "PATCH /api/user/settings"}
+	mutations := []string{"POST /api/publish", "PATCH /api/notes/:cuid", "POST /api/unshare", "PUT /api/user/settings", "PATCH /api/user/settings",
+		"PUT /api/user/site", "PATCH /api/user/site"}
 	for _, r := range routes.Table {
 		k := id(r)
 		switch {
 		case slices.Contains(mutations, k) != (r.Access == routes.Mutation):
-			t.Errorf("%s has access %s; exactly the five authenticated mutations count toward the mutation limit", k, r.Access)
+			t.Errorf("%s has access %s; exactly the authenticated mutations count toward the mutation limit", k, r.Access)
 		case (k == "POST /api/auth/publish") != (r.Access == routes.License):
 			t.Errorf("%s has access %s; only POST /api/auth/publish takes license credentials", k, r.Access)
 		case r.Access == routes.Public && r.Method != http.MethodGet:

@@ -38,6 +38,8 @@ func TestTypesMatchTheOpenAPISchemas(t *testing.T) {
 		"NoteList":        wire.NoteList{},
 		"Profile":         wire.Profile{},
 		"SettingsInput":   wire.SettingsInput{},
+		"Site":            wire.Site{},
+		"SiteInput":       wire.SiteInput{},
 	} {
 		ref := doc.Components.Schemas[name]
 		if ref == nil {

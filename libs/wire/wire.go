@@ -185,6 +185,29 @@ type SettingsInput struct {
 	Indexable   *bool   `json:"indexable,omitempty"`
 }
 
+// Site is the answer of every site operation (schema Site): the settings, the site's URL
+// (null without a handle), and how many notes the change put into the site that were not
+// in it (0 on GET).
+type Site struct {
+	Enabled     bool     `json:"enabled"`
+	Handle      *string  `json:"handle"`
+	Roots       []string `json:"roots"`
+	Home        *string  `json:"home"`
+	Title       *string  `json:"title"`
+	SiteURL     *string  `json:"site_url"`
+	NewlyListed int      `json:"newly_listed"`
+}
+
+// SiteInput is the body of PUT and PATCH /api/user/site (schema SiteInput): a field left
+// out is kept by PATCH and reset by PUT; null resets it.
+type SiteInput struct {
+	Enabled Optional[bool]     `json:"enabled,omitzero"`
+	Handle  Optional[string]   `json:"handle,omitzero"`
+	Roots   Optional[[]string] `json:"roots,omitzero"`
+	Home    Optional[string]   `json:"home,omitzero"`
+	Title   Optional[string]   `json:"title,omitzero"`
+}
+
 // PublishRequest is a note to publish (schema PublishJSON; the text fields of
 // PublishMultipart). Content may start with YAML frontmatter, which the server parses
 // into properties; the other fields are optional.

@@ -44,5 +44,8 @@ func (a *api) handlers() app.Handlers {
 		routes.SettingsRead:    a.GetSettings,
 		routes.SettingsReplace: a.ReplaceSettings,
 		routes.SettingsUpdate:  a.UpdateSettings,
+		routes.SiteRead:        a.GetSite,
+		routes.SiteReplace:     a.ReplaceSite,
+		routes.SiteUpdate:      a.UpdateSite,
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sharenote/sharenote/libs/httpx"
 	"github.com/sharenote/sharenote/libs/note"
 	"github.com/sharenote/sharenote/libs/noteapi"
+	"github.com/sharenote/sharenote/libs/site"
 	"github.com/sharenote/sharenote/libs/wire"
 )
 
@@ -24,6 +25,7 @@ type api struct {
 	history   *note.History
 	publicURL string
 	settings  *account.SettingsCore
+	sites     *site.Core
 	public    *noteapi.Public
 	// noteJSON and notePage are the public reads of a note's JSON and page.
 	noteJSON, notePage noteapi.ViewRead
@@ -36,7 +38,7 @@ type api struct {
 // newAPI returns the API on d's use cases; public reads are answered by d.Public(), and
 // its page counters register on d.Registry.
 func newAPI(d app.Deps) (*api, error) {
-	a := &api{settings: d.Settings, public: d.Public(), publicURL: d.Config.PublicURL, log: d.Log,
+	a := &api{settings: d.Settings, sites: d.Sites, public: d.Public(), publicURL: d.Config.PublicURL, log: d.Log,
 		renders: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "sharenote_page_renders_total", Help: "Note pages built around their stored HTML; cached reads are not counted."}),
 		rebuilds: prometheus.NewCounter(prometheus.CounterOpts{

@@ -36,7 +36,7 @@ func TestEveryCommandAnswersHelpAndChangesNothing(t *testing.T) {
 	for _, h := range []string{"--help", "-h"} {
 		cases = append(cases, []string{h}, []string{"serve", h}, []string{"serve", "--target", "notes", h},
 			[]string{"migrate", h}, []string{"routes", h}, []string{"version", h},
-			[]string{"reap", h}, []string{"reap", "--batch", "5", h},
+			[]string{"reap", h}, []string{"reap", "--batch", "5", h}, []string{"sites", h},
 			[]string{"config", h}, []string{"config", "print", h}, []string{"config", "verify", h},
 			[]string{"licenses", h},
 			[]string{"licenses", "create", h},

@@ -19,5 +19,5 @@ import (
 var Program = app.Program{
 	Name:     "sharenote",
 	Targets:  []app.Target{auth.Target, publish.Target, notes.Target, images.Target, ogrenderer.Target},
-	Commands: append([]cli.Command{auth.LicensesCommand, clientcmd.Completion("sharenote")}, clientcmd.Commands...),
+	Commands: append([]cli.Command{auth.LicensesCommand, notes.SitesCommand, clientcmd.Completion("sharenote")}, clientcmd.Commands...),
 }

@@ -14,6 +14,7 @@ target through these rules and that no rule is unused.
 - {path: /api/unshare, pathType: Exact, target: notes}
 - {path: /api/user/notes, pathType: Exact, target: notes}
 - {path: /api/user/settings, pathType: Exact, target: notes}
+- {path: /api/user/site, pathType: Exact, target: notes}
 - {path: /api/images, pathType: Prefix, target: images}
 - {path: /api/og, pathType: Prefix, target: og-renderer}
 - {path: /s, pathType: Prefix, target: notes}
