@@ -134,3 +134,15 @@ func (s *Store) ReleaseHandle(ctx context.Context, handle string) error {
 		return res.Error
 	}))
 }
+
+// HandleHolder implements site.SettingsStore.
+func (s *Store) HandleHolder(ctx context.Context, handle string) (string, error) {
+	var holder []string
+	if err := s.db.WithContext(ctx).Model(&handleRow{}).Where("handle = ?", handle).Pluck("account_cuid", &holder).Error; err != nil {
+		return "", db.Classify(err)
+	}
+	if len(holder) == 0 {
+		return "", nil
+	}
+	return holder[0], nil
+}

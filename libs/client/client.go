@@ -205,6 +205,23 @@ func (c *Client) UpdateSettings(ctx context.Context, s wire.SettingsInput) (*wir
 	return &out, c.do(ctx, http.MethodPatch, "/api/user/settings", nil, nil, s, &out)
 }
 
+// Site reads the site settings.
+func (c *Client) Site(ctx context.Context) (*wire.Site, error) {
+	var out wire.Site
+	return &out, c.do(ctx, http.MethodGet, "/api/user/site", nil, nil, nil, &out)
+}
+
+// UpdateSite changes the site fields s gives (PATCH); with dryRun it changes nothing and
+// answers the site as the change would make it, with the notes it would list.
+func (c *Client) UpdateSite(ctx context.Context, s wire.SiteInput, dryRun bool) (*wire.Site, error) {
+	var query url.Values
+	if dryRun {
+		query = url.Values{"dry_run": {"true"}}
+	}
+	var out wire.Site
+	return &out, c.do(ctx, http.MethodPatch, "/api/user/site", query, nil, s, &out)
+}
+
 func notePath(cuid string) string { return "/api/notes/" + url.PathEscape(cuid) }
 
 // do sends one call with a JSON body (none when body is nil) and decodes its 2xx answer

@@ -14,11 +14,13 @@ var _ site.MemberStore = (*Reads)(nil)
 // are not unpublished, with what site.Settings.Contains reads of them.
 func (s *Reads) SiteMembers(ctx context.Context, accountCUID string) ([]site.Member, error) {
 	var rows []struct {
+		CUID       string `gorm:"column:cuid"`
+		Title      *string
 		Path       *string
 		ExpiresAt  *time.Time
 		Properties *string
 	}
-	if err := s.db.WithContext(ctx).Model(&publicationRow{}).Select("path, expires_at, properties").
+	if err := s.db.WithContext(ctx).Model(&publicationRow{}).Select("cuid, title, path, expires_at, properties").
 		Where("account_cuid = ? AND path IS NOT NULL AND NOT unpublished", accountCUID).Scan(&rows).Error; err != nil {
 		return nil, db.Classify(err)
 	}
@@ -28,7 +30,7 @@ func (s *Reads) SiteMembers(ctx context.Context, accountCUID string) ([]site.Mem
 		if err != nil {
 			return nil, err
 		}
-		out[i] = site.Member{Path: r.Path, ExpiresAt: utc(r.ExpiresAt), Properties: props}
+		out[i] = site.Member{CUID: r.CUID, Title: r.Title, Path: r.Path, ExpiresAt: utc(r.ExpiresAt), Properties: props}
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,6 +27,8 @@ type SettingsStore interface {
 	// ReleaseHandle lets another account take handle: ErrHandleInUse while a site has it,
 	// ErrNoHandle when no account holds it.
 	ReleaseHandle(ctx context.Context, handle string) error
+	// HandleHolder returns the account that holds or held handle, "" when none did.
+	HandleHolder(ctx context.Context, handle string) (string, error)
 }
 
 // The errors of ReleaseHandle.
@@ -67,11 +70,13 @@ func NewCore(settings SettingsStore, members MemberStore, cfg Config) *Core {
 }
 
 // View is the site as its owner reads it: the settings, the site's URL (nil without a
-// handle) and, after a change, how many notes it put into the site that were not in it.
+// handle) and, after a change, how many notes it put into the site that were not in it;
+// a preview (Core.Preview) also names them (Listed is nil otherwise).
 type View struct {
 	Settings
 	URL         *string
 	NewlyListed int
+	Listed      []Member
 }
 
 // Get returns the account's site.
@@ -98,21 +103,66 @@ func (c *Core) Change(ctx context.Context, accountCUID string, ch Change) (View,
 	if c.cfg.Notifier != nil {
 		c.cfg.Notifier.SettingsChanged(ctx, accountCUID)
 	}
+	listed, err := c.listed(ctx, accountCUID, before, after)
+	if err != nil {
+		return View{}, err
+	}
 	v := c.view(after)
+	v.NewlyListed = len(listed)
+	return v, nil
+}
+
+// Preview is Change without the change: the site as ch would make it, with the notes it
+// would put into the site (Listed), checked by the same rules; nothing is written.
+func (c *Core) Preview(ctx context.Context, accountCUID string, ch Change) (View, error) {
+	before, err := c.settings.Site(ctx, accountCUID)
+	if err != nil {
+		return View{}, fmt.Errorf("preview site: %w", err)
+	}
+	after, err := ch.Apply(before, c.cfg.Reserved)
+	if err != nil {
+		return View{}, fmt.Errorf("preview site: %w", err)
+	}
+	if after.Handle != nil {
+		holder, err := c.settings.HandleHolder(ctx, *after.Handle)
+		if err != nil {
+			return View{}, fmt.Errorf("preview site: %w", err)
+		}
+		if holder != "" && holder != accountCUID {
+			return View{}, fmt.Errorf("preview site: %w", &account.FieldError{Field: "handle", Reason: "is taken"})
+		}
+	}
+	listed, err := c.listed(ctx, accountCUID, before, after)
+	if err != nil {
+		return View{}, err
+	}
+	v := c.view(after)
+	v.NewlyListed, v.Listed = len(listed), listed
+	if v.Listed == nil {
+		v.Listed = []Member{} // A preview names the notes it lists, also when there are none.
+	}
+	return v, nil
+}
+
+// listed returns the account's notes that after puts into the site and before did not,
+// by path (bytewise).
+func (c *Core) listed(ctx context.Context, accountCUID string, before, after Settings) ([]Member, error) {
 	if !after.Enabled {
-		return v, nil
+		return nil, nil
 	}
 	members, err := c.members.SiteMembers(ctx, accountCUID)
 	if err != nil {
-		return View{}, fmt.Errorf("count the notes listed: %w", err)
+		return nil, fmt.Errorf("read the notes listed: %w", err)
 	}
 	now := c.cfg.Now()
+	var out []Member
 	for _, m := range members {
 		if after.Contains(m, now) && !before.Contains(m, now) {
-			v.NewlyListed++
+			out = append(out, m)
 		}
 	}
-	return v, nil
+	slices.SortFunc(out, func(a, b Member) int { return strings.Compare(*a.Path, *b.Path) })
+	return out, nil
 }
 
 // ReleaseHandle lets another account take handle, which no site has now (the operator's

@@ -129,8 +129,11 @@ func (s *Settings) check(reserved []string) error {
 	return nil
 }
 
-// Member is what the rule of membership reads of a publication that is not unpublished.
+// Member is what the rule of membership reads of a publication that is not unpublished,
+// and what names it to its owner.
 type Member struct {
+	CUID       string
+	Title      *string
 	Path       *string
 	ExpiresAt  *time.Time
 	Properties map[string]any

@@ -187,15 +187,23 @@ type SettingsInput struct {
 
 // Site is the answer of every site operation (schema Site): the settings, the site's URL
 // (null without a handle), and how many notes the change put into the site that were not
-// in it (0 on GET).
+// in it (0 on GET); a dry run (?dry_run=true) also names them (nil, left out, otherwise).
 type Site struct {
-	Enabled     bool     `json:"enabled"`
-	Handle      *string  `json:"handle"`
-	Roots       []string `json:"roots"`
-	Home        *string  `json:"home"`
-	Title       *string  `json:"title"`
-	SiteURL     *string  `json:"site_url"`
-	NewlyListed int      `json:"newly_listed"`
+	Enabled          bool         `json:"enabled"`
+	Handle           *string      `json:"handle"`
+	Roots            []string     `json:"roots"`
+	Home             *string      `json:"home"`
+	Title            *string      `json:"title"`
+	SiteURL          *string      `json:"site_url"`
+	NewlyListed      int          `json:"newly_listed"`
+	NewlyListedNotes []ListedNote `json:"newly_listed_notes,omitzero"`
+}
+
+// ListedNote is a note a change of the site would list (schema ListedNote).
+type ListedNote struct {
+	Cuid  string  `json:"cuid"`
+	Path  string  `json:"path"`
+	Title *string `json:"title"`
 }
 
 // SiteInput is the body of PUT and PATCH /api/user/site (schema SiteInput): a field left

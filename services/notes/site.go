@@ -1,7 +1,9 @@
 package notes
 
 import (
+	"cmp"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
@@ -26,6 +28,16 @@ func (a *api) ReplaceSite(c *gin.Context) { a.changeSite(c, true) }
 func (a *api) UpdateSite(c *gin.Context) { a.changeSite(c, false) }
 
 func (a *api) changeSite(c *gin.Context, replace bool) {
+	query, err := noteapi.Query(c.Request.URL.RawQuery, "dry_run")
+	if err != nil {
+		errs.Abort(c, err)
+		return
+	}
+	dryRun, err := strconv.ParseBool(cmp.Or(query["dry_run"], "false"))
+	if err != nil {
+		errs.Abort(c, errs.New(http.StatusBadRequest, errs.InvalidField, "The query parameter dry_run is true or false."))
+		return
+	}
 	var in wire.SiteInput
 	if err := httpx.DecodeJSONStrict(c, &in); err != nil {
 		errs.Abort(c, err)
@@ -37,7 +49,11 @@ func (a *api) changeSite(c *gin.Context, replace bool) {
 		errs.Abort(c, errs.New(http.StatusBadRequest, errs.InvalidBody, "The body must be a JSON object with at least one site field."))
 		return
 	}
-	v, err := a.sites.Change(c.Request.Context(), authn.Principal(c).AccountCUID, ch)
+	change := a.sites.Change
+	if dryRun {
+		change = a.sites.Preview
+	}
+	v, err := change(c.Request.Context(), authn.Principal(c).AccountCUID, ch)
 	answerSite(c, v, err)
 }
 
@@ -52,6 +68,13 @@ func answerSite(c *gin.Context, v site.View, err error) {
 		roots = []string{}
 	}
 	c.Header("Cache-Control", "no-store")
+	var listed []wire.ListedNote
+	if v.Listed != nil {
+		listed = make([]wire.ListedNote, len(v.Listed))
+		for i, m := range v.Listed {
+			listed[i] = wire.ListedNote{Cuid: m.CUID, Path: *m.Path, Title: m.Title}
+		}
+	}
 	c.JSON(http.StatusOK, wire.Site{Enabled: v.Enabled, Handle: v.Handle, Roots: roots, Home: v.Home, Title: v.Title,
-		SiteURL: v.URL, NewlyListed: v.NewlyListed})
+		SiteURL: v.URL, NewlyListed: v.NewlyListed, NewlyListedNotes: listed})
 }

@@ -16,7 +16,8 @@ import (
 // TestSiteSettings: GET, PUT and PATCH /api/user/site through the stack on both
 // backends: the defaults, a change of some fields, null resets, the count of notes a
 // change lists (only notes of the account with a path under a root, active, not
-// `site: false`), and each refused value, which changes nothing.
+// `site: false`), a dry run that names them and changes nothing, and each refused value,
+// which changes nothing.
 func TestSiteSettings(t *testing.T) {
 	testkit.EachBackend(t, func(t *testing.T, b testkit.Backend) {
 		f := newFixture(t, b)
@@ -51,7 +52,24 @@ func TestSiteSettings(t *testing.T) {
 		f.clock.Advance(2 * time.Minute)
 
 		want := wire.Site{Enabled: true, Handle: new("alice"), Roots: []string{"Garden"}, SiteURL: new(f.URL + "/@alice/"), NewlyListed: 2}
-		if got := read(send(t, f.acc, "PUT", `{"enabled":true,"handle":"Alice","roots":["Garden/"]}`).Expect(t, http.StatusOK, "")); !equalSites(got, want) {
+		enable := `{"enabled":true,"handle":"Alice","roots":["Garden/"]}`
+		dry := func(t *testing.T, acc testkit.Account, method, query, body string) *testkit.Response {
+			return f.Do(t, testkit.Request{Method: method, Path: "/api/user/site?" + query, Token: acc.Token, Body: []byte(body), ContentType: "application/json"})
+		}
+		preview := read(dry(t, f.acc, "PUT", "dry_run=true", enable).Expect(t, http.StatusOK, ""))
+		var paths []string
+		for _, n := range preview.NewlyListedNotes {
+			paths = append(paths, n.Path)
+		}
+		if !equalSites(preview, want) || !slices.Equal(paths, []string{"Garden/A.md", "Garden/Sub/B.md"}) {
+			t.Fatalf("a dry run gives %+v listing %v, want %+v listing Garden/A.md and Garden/Sub/B.md", preview, paths, want)
+		}
+		if got := read(f.get("/api/user/site", f.acc.Token).Expect(t, http.StatusOK, "")); !equalSites(got, defaults) {
+			t.Fatalf("after a dry run the site is %+v, want it unchanged", got)
+		}
+		dry(t, f.acc, "PUT", "dry_run=maybe", enable).Expect(t, http.StatusBadRequest, "invalid_field")
+		dry(t, f.acc, "PATCH", "dry_run=true", `{"handle":"api"}`).Expect(t, http.StatusBadRequest, "invalid_field")
+		if got := read(send(t, f.acc, "PUT", enable).Expect(t, http.StatusOK, "")); !equalSites(got, want) {
 			t.Fatalf("PUT gives %+v, want %+v", got, want)
 		}
 		want.Title, want.NewlyListed = new("My garden"), 0
@@ -104,6 +122,7 @@ func TestSiteSettings(t *testing.T) {
 		// everything, no one else takes alice, and its account takes it back.
 		send(t, f.acc, "PATCH", `{"handle":"alice2"}`).Expect(t, http.StatusOK, "")
 		send(t, other, "PATCH", `{"handle":"alice"}`).Expect(t, http.StatusBadRequest, "invalid_field")
+		dry(t, other, "PATCH", "dry_run=true", `{"handle":"alice"}`).Expect(t, http.StatusBadRequest, "invalid_field")
 		if got := read(send(t, f.acc, "PUT", `{}`).Expect(t, http.StatusOK, "")); !equalSites(got, defaults) {
 			t.Fatalf("PUT {} gives %+v, want the defaults", got)
 		}

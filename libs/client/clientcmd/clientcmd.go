@@ -1,5 +1,5 @@
 // Package clientcmd holds the client commands of the sharenote binary (docs/client.md),
-// built on libs/client: login, publish, list, versions, unshare, settings. They follow
+// built on libs/client: login, publish, list, versions, unshare, settings, site. They follow
 // gh's conventions: --json prints the API's JSON, otherwise plain lines for people and
 // scripts; data goes to stdout, confirmations to stderr and only on a terminal; errors
 // carry the API's message and exit 1, command lines that cannot be understood exit 2.
@@ -24,7 +24,7 @@ import (
 )
 
 // Commands are the client commands, for cli.Program.Commands (through app.Program).
-var Commands = []cli.Command{loginCommand, publishCommand, listCommand, versionsCommand, unshareCommand, settingsCommand}
+var Commands = []cli.Command{loginCommand, publishCommand, listCommand, versionsCommand, unshareCommand, settingsCommand, siteCommand}
 
 // common are the flags of every client command.
 type common struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -138,11 +139,16 @@ func (r *run) approve() error {
 
 // ask asks a question on the terminal and reports whether the answer is yes.
 func (r *run) ask(question string) bool {
-	fmt.Fprintf(r.env.Stderr, "%s [y/N] ", question)
 	if r.stdin == nil {
 		r.stdin = bufio.NewReader(os.Stdin)
 	}
-	answer, _ := r.stdin.ReadString('\n')
+	return ask(r.env.Stderr, r.stdin, question)
+}
+
+// ask writes question to w and reports whether the line read from in says yes.
+func ask(w io.Writer, in *bufio.Reader, question string) bool {
+	fmt.Fprintf(w, "%s [y/N] ", question)
+	answer, _ := in.ReadString('\n')
 	a := strings.ToLower(strings.TrimSpace(answer))
 	return a == "y" || a == "yes"
 }
