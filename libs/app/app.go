@@ -219,7 +219,7 @@ func (a *App) newDeps(cfg config.Config, log *slog.Logger, reg *prometheus.Regis
 		a.feed.OnChange(reads.Drop)
 		a.opened = append(a.opened, "change feed")
 		if a.needs.Database == ReadWrite {
-			a.relay = outbox.NewRelay(a.db, a.feed, log)
+			a.relay = outbox.NewRelay(a.db, a.feed, log, reg)
 			accountEvents, noteEvents = a.relay, a.relay
 		}
 	}

@@ -87,9 +87,10 @@ func withStores(ctx context.Context, cfg config.Config, logs io.Writer, blobs bl
 		defer func() { _ = rdb.Close() }()
 	}
 	log := logging.New(logs, cfg.LogLevel, "sharenote")
-	s := stores{reads: notedb.NewReads(gdb), feed: changefeed.New(rdb, cfg.RedisKeyPrefix, log, prometheus.NewRegistry())}
+	reg := prometheus.NewRegistry()
+	s := stores{reads: notedb.NewReads(gdb), feed: changefeed.New(rdb, cfg.RedisKeyPrefix, log, reg)}
 	changes := newWriter(cfg, s.feed)
-	s.accounts, s.relay = accountdb.New(gdb, changes), outbox.NewRelay(gdb, s.feed, log)
+	s.accounts, s.relay = accountdb.New(gdb, changes), outbox.NewRelay(gdb, s.feed, log, reg)
 	if blobs != nil {
 		s.notes = notedb.New(gdb, changes)
 	}

@@ -76,6 +76,12 @@ func rows(t *testing.T, gdb *gorm.DB) int64 {
 	return n
 }
 
+// relayed is sharenote_changes_relayed_total{committer} in reg.
+func relayed(t *testing.T, reg *prometheus.Registry, committer string) float64 {
+	t.Helper()
+	return testkit.Metric(t, reg, "sharenote_changes_relayed_total", "committer", committer)
+}
+
 var (
 	noteN1   = changefeed.Event{Kind: changefeed.Note, ID: "n1"}
 	accountA = changefeed.Event{Kind: changefeed.Account, ID: "A"}
@@ -91,8 +97,12 @@ func TestRelayAnnouncesAChangeItsProcessNeverDid(t *testing.T) {
 		url, prefix := testkit.RedisURL(t), testkit.NewRedisPrefix(t)
 		relaying, other := newProcess(t, url, prefix), newProcess(t, url, prefix)
 		write(t, gdb, "a-process-that-died", note.Change{Account: "A", Note: "n1", Names: true})
-		if err := outbox.NewRelay(gdb, relaying.Feed, quiet).Once(context.Background()); err != nil {
+		reg := prometheus.NewRegistry()
+		if err := outbox.NewRelay(gdb, relaying.Feed, quiet, reg).Once(context.Background()); err != nil {
 			t.Fatal(err)
+		}
+		if n := relayed(t, reg, "other"); n != 1 {
+			t.Errorf("sharenote_changes_relayed_total{committer=other} = %v, want 1", n)
 		}
 		for _, e := range []changefeed.Event{noteN1, accountA} {
 			if n := relaying.count(e); n != 1 {
@@ -113,7 +123,8 @@ func TestRelayTellsItsOwnProcessOnce(t *testing.T) {
 	testkit.EachDB(t, func(t *testing.T, gdb *gorm.DB) {
 		url, prefix := testkit.RedisURL(t), testkit.NewRedisPrefix(t)
 		self, other := newProcess(t, url, prefix), newProcess(t, url, prefix)
-		relay := outbox.NewRelay(gdb, self.Feed, quiet)
+		reg := prometheus.NewRegistry()
+		relay := outbox.NewRelay(gdb, self.Feed, quiet, reg)
 		ch := note.Change{Account: "A", Note: "n2"}
 		write(t, gdb, self.Origin(), ch)
 		relay.Changed(context.Background(), ch)
@@ -124,6 +135,9 @@ func TestRelayTellsItsOwnProcessOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		testkit.Eventually(t, 2*time.Second, "the other process told of the change", func() bool { return other.count(noteN2) == 1 })
+		if mine, others := relayed(t, reg, "this"), relayed(t, reg, "other"); mine != 1 || others != 0 {
+			t.Errorf("relayed %v of this process's changes and %v of others, want 1 and 0", mine, others)
+		}
 		if n, wide := self.count(noteN2), other.count(changefeed.Event{Kind: changefeed.Account, ID: "A"}); n != 1 || wide != 0 {
 			t.Errorf("own caches told %d times, the account's reads dropped %d times; want 1 and 0", n, wide)
 		}
@@ -142,14 +156,14 @@ func TestRelayKeepsWhatRedisDidNotTake(t *testing.T) {
 		t.Cleanup(func() { _ = down.Close() })
 		cut := changefeed.New(down, prefix, quiet, prometheus.NewRegistry())
 		write(t, gdb, "a-process-that-died", note.Change{Account: "A", Note: "n1"})
-		if err := outbox.NewRelay(gdb, cut, quiet).Once(context.Background()); err == nil {
+		if err := outbox.NewRelay(gdb, cut, quiet, prometheus.NewRegistry()).Once(context.Background()); err == nil {
 			t.Fatal("a relay without Redis says it announced the change")
 		}
 		if n := rows(t, gdb); n != 1 {
 			t.Fatalf("%d rows after a failed send, want the 1 kept", n)
 		}
 		other := newProcess(t, url, prefix)
-		relay := outbox.NewRelay(gdb, other.Feed, quiet)
+		relay := outbox.NewRelay(gdb, other.Feed, quiet, prometheus.NewRegistry())
 		testkit.Eventually(t, 3*time.Second, "another relay announces the change once the lease passed", func() bool {
 			return relay.Once(context.Background()) == nil && other.count(noteN1) == 1
 		})

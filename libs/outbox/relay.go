@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"gorm.io/gorm"
 
 	"github.com/sharenote/sharenote/libs/changefeed"
@@ -31,11 +32,22 @@ type Relay struct {
 	feed *changefeed.Feed
 	log  *slog.Logger
 	wake chan struct{}
+
+	relayed *prometheus.CounterVec
+	errs    prometheus.Counter
 }
 
-// NewRelay returns the relay of the changes in gdb to feed.
-func NewRelay(gdb *gorm.DB, feed *changefeed.Feed, log *slog.Logger) *Relay {
-	return &Relay{db: gdb, feed: feed, log: log, wake: make(chan struct{}, 1)}
+// NewRelay returns the relay of the changes in gdb to feed, with its metrics registered
+// on reg.
+func NewRelay(gdb *gorm.DB, feed *changefeed.Feed, log *slog.Logger, reg prometheus.Registerer) *Relay {
+	r := &Relay{db: gdb, feed: feed, log: log, wake: make(chan struct{}, 1),
+		relayed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sharenote_changes_relayed_total",
+			Help: "Changes of public reads this process's relay announced on the change feed, by who committed them: this process, or another that did not announce them itself (it died first, or an operator command)."},
+			[]string{"committer"}),
+		errs: prometheus.NewCounter(prometheus.CounterOpts{Name: "sharenote_changes_relay_errors_total",
+			Help: "Rounds of the relay that failed (the database or Redis); their changes are taken again once the claim's lease ends."})}
+	reg.MustRegister(r.relayed, r.errs)
+	return r
 }
 
 // Changed tells this process's caches of ch, which its process committed, at once, and
@@ -76,7 +88,11 @@ func (r *Relay) Run(ctx context.Context) {
 		case <-r.wake:
 		case <-t.C:
 		}
-		if err := r.Once(ctx); err != nil && ctx.Err() == nil && time.Since(logged) >= relayLogEvery {
+		err := r.Once(ctx)
+		if err != nil && ctx.Err() == nil {
+			r.errs.Inc()
+		}
+		if err != nil && ctx.Err() == nil && time.Since(logged) >= relayLogEvery {
 			logged = time.Now()
 			r.log.WarnContext(ctx, "changes not relayed to the change feed yet; they are kept and tried again", "err", err)
 		}
@@ -95,9 +111,12 @@ func (r *Relay) Once(ctx context.Context) error {
 			return err
 		}
 		var all []changefeed.Event
+		mine := 0
 		for _, row := range rows {
 			es := events(row.Change())
-			if row.Origin != r.feed.Origin() {
+			if row.Origin == r.feed.Origin() {
+				mine++
+			} else {
 				for _, e := range es {
 					r.feed.Deliver(e)
 				}
@@ -110,6 +129,8 @@ func (r *Relay) Once(ctx context.Context) error {
 		if err := Feed.Done(context.WithoutCancel(ctx), r.db, rows); err != nil {
 			return err
 		}
+		r.relayed.WithLabelValues("this").Add(float64(mine))
+		r.relayed.WithLabelValues("other").Add(float64(len(rows) - mine))
 		if len(rows) < relayBatch {
 			return nil
 		}
