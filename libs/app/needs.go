@@ -34,8 +34,8 @@ const (
 	// JobReap is the in-process reap that SHARE_REAP_INTERVAL asks for (reapJob), the
 	// embedded default's stand-in for the CronJob's `sharenote reap`.
 	JobReap = "reap"
-	// JobPurge sends the edge purge outbox to SHARE_EDGE_PURGE_URLS (edge.Worker), when
-	// an edge is configured.
+	// JobPurge sends the changes the outbox holds for the edge to SHARE_EDGE_PURGE_URLS
+	// (edge.Worker), when an edge is configured.
 	JobPurge = "purge"
 )
 

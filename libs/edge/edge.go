@@ -57,8 +57,8 @@
 // from a replica that had not heard of the change yet. A failed send is tried again shortly; a backlog past MaxBacklog rows, or a row
 // older than OutageBound (an edge outage), is replaced by one purge of everything.
 //
-// Files: edge.go holds the keys; outbox.go what the worker reads besides the outbox;
-// worker.go the job that drains the outbox.
+// Files: edge.go holds the keys; accounts.go the notes of an account that a purge
+// without a note drops; worker.go the job that drains the outbox.
 package edge
 
 import (

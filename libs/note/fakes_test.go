@@ -263,7 +263,7 @@ func (n *fakeNotifier) count(call string) int {
 	return k
 }
 
-// linksCalls returns the LinksChanged notifications recorded.
+// linksCalls returns the account-wide changes recorded.
 func (n *fakeNotifier) linksCalls() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()

@@ -14,7 +14,7 @@ import (
 )
 
 // TestFollowersAreInvalidatedNotRendered: a change that may change what the author's note
-// links lead to tells every process once (one LinksChanged for the account, however many
+// links lead to tells every process once (one account-wide event for the account, however many
 // notes link), and renders no other note, then or in the background: links are resolved
 // when a page is built.
 func TestFollowersAreInvalidatedNotRendered(t *testing.T) {
@@ -79,7 +79,7 @@ func TestFollowersAreInvalidatedNotRendered(t *testing.T) {
 				t.Fatal(err)
 			}
 			if got := h.notifier.linksCalls(); len(got) != tc.links || tc.links == 1 && got[0] != "links "+author {
-				t.Errorf("LinksChanged calls = %q, want %d for the author", got, tc.links)
+				t.Errorf("account-wide changes told = %q, want %d for the author", got, tc.links)
 			}
 			rendered := h.renderer.rendered()
 			if want == "" && len(rendered) != 0 || want != "" && !slices.Equal(rendered, []string{want}) {

@@ -103,7 +103,7 @@ func TestRenderOnce(t *testing.T) {
 		h.settle()
 		h.renderPending(t)
 		if n := h.notifier.count("note " + p.CUID); n != 1 {
-			t.Fatalf("NoteChanged %d times, want 1", n)
+			t.Fatalf("the note's change told %d times, want 1", n)
 		}
 	})
 	t.Run("a note being rendered is not rendered by another process", func(t *testing.T) {
@@ -217,7 +217,7 @@ func TestTemporaryRenders(t *testing.T) {
 		h.settle()
 		h.renderPending(t)
 		if n := h.notifier.count("note " + p.CUID); n != 0 {
-			t.Errorf("NoteChanged %d times for a render that changed nothing", n)
+			t.Errorf("the note's change told %d times for a render that changed nothing", n)
 		}
 		h.wantRendered(t, "RenderPending with a busy renderer", "body")
 		s := h.stored(t, p.CUID)
