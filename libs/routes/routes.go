@@ -57,7 +57,8 @@ const (
 )
 
 // Route is one row of the table. Path uses gin's syntax; the API's /api/og/:cuid.png is the
-// single-segment parameter :file, whose handler requires the .png suffix. Targets attach
+// single-segment parameter :file, whose handler requires the .png suffix. One row, SitePage,
+// has its parameter inside its first segment (/@:handle) and a catch-all (*path) after it. Targets attach
 // their handlers to the rows by these variables, so a handler names its route in Go, not
 // by a string.
 type Route struct {
@@ -91,13 +92,19 @@ var (
 	// Asset serves the files pages load from the service's own origin (the diagram
 	// scripts), each under a name that changes with its content.
 	Asset = &Route{"GET", "/assets/:file", Notes, Public, 0}
+	// SitePage serves every page of every site (CONTRACT "Sites"): /@<handle>/ and all
+	// below it. Its handler reads the escaped request path itself (ParseSitePath), never
+	// the decoded one, since "+" and "%2B" name different notes.
+	SitePage = &Route{"GET", "/@:handle/*path", Notes, Public, 0}
+	// SiteBare is a site's address without its trailing slash: 301 to its home.
+	SiteBare = &Route{"GET", "/@:handle", Notes, Public, 0}
 )
 
 // Table is the public HTTP surface: every route, once.
 var Table = []*Route{
 	AuthPublish, PublishCreate, NoteRead, NoteUpdate, NoteVersions, NoteVersion, NoteUnshare,
 	UserNotes, SettingsRead, SettingsReplace, SettingsUpdate, SiteRead, SiteReplace, SiteUpdate, ImageRead, OGImage, NotePage,
-	OpenAPIDocument, Asset,
+	OpenAPIDocument, Asset, SitePage, SiteBare,
 }
 
 // ParseTargets reads a comma list of target names (SHARE_TARGETS, `serve --target`):
@@ -145,19 +152,25 @@ func Print(w io.Writer) error {
 	return nil
 }
 
-// Match reports whether the request path matches the gin pattern, segment by segment.
+// Match reports whether the request path matches the gin pattern, segment by segment: a
+// :param is the rest of its segment (not empty), a *catch-all everything from its place on.
 func Match(pattern, path string) bool {
+	if head, _, ok := strings.Cut(pattern, "/*"); ok {
+		rest, found := strings.CutPrefix(path, "/")
+		i := strings.Index(rest, "/")
+		return found && i >= 0 && Match(head, "/"+rest[:i])
+	}
 	ps := strings.Split(strings.Trim(pattern, "/"), "/")
 	xs := strings.Split(strings.Trim(path, "/"), "/")
 	if len(ps) != len(xs) || strings.HasSuffix(path, "/") != strings.HasSuffix(pattern, "/") {
 		return false
 	}
 	for i, p := range ps {
-		if strings.HasPrefix(p, ":") {
-			if xs[i] == "" {
-				return false
-			}
-		} else if p != xs[i] {
+		literal, param, ok := strings.Cut(p, ":")
+		switch {
+		case !ok && p != xs[i]:
+			return false
+		case ok && param != "" && (!strings.HasPrefix(xs[i], literal) || len(xs[i]) == len(literal)):
 			return false
 		}
 	}
@@ -168,8 +181,12 @@ func Match(pattern, path string) bool {
 // slash): its path with the :param segments filled, in order, by params, each escaped as
 // a path segment. Every public URL the service hands out is built here, from the row it
 // names, so that a link cannot drift from the route that answers it. A count of params
-// other than the path's parameters is a programming error and panics.
+// other than the path's parameters is a programming error and panics, as is a route whose
+// URLs are built otherwise (SitePage: SiteURL).
 func (r *Route) URL(base string, params ...string) string {
+	if strings.Contains(r.Path, "*") || strings.Contains(r.Path, "@:") {
+		panic(fmt.Sprintf("routes: %s %s builds its URLs with SiteURL", r.Method, r.Path))
+	}
 	if n := strings.Count(r.Path, "/:"); n != len(params) {
 		panic(fmt.Sprintf("routes: %s %s takes %d parameters, not %d", r.Method, r.Path, n, len(params)))
 	}

@@ -33,6 +33,13 @@ func TestMatch(t *testing.T) {
 		{"literals are case-sensitive", "/api/user/notes", "/API/user/notes", false},
 		{"the parameter prefix is not a wildcard for literals", "/s/:cuid", "/x/abc", false},
 		{"a dotted segment matches a parameter whole", "/api/og/:file", "/api/og/abc.png", true},
+		{"a parameter inside a segment matches the rest of it", "/@:handle", "/@alice", true},
+		{"a parameter inside a segment does not match its literal alone", "/@:handle", "/@", false},
+		{"a parameter inside a segment needs its literal", "/@:handle", "/alice", false},
+		{"a catch-all matches the rest", "/@:handle/*path", "/@alice/a/b/C%2B%2B", true},
+		{"a catch-all matches an empty rest", "/@:handle/*path", "/@alice/", true},
+		{"a catch-all needs its slash", "/@:handle/*path", "/@alice", false},
+		{"a catch-all's head must match", "/@:handle/*path", "/s/alice/x", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,11 +137,13 @@ func TestTableAccessClasses(t *testing.T) {
 			t.Errorf("%s is public but not a GET; every public route is a read", k)
 		}
 	}
-	// The routes beyond the API's endpoints must not widen access: the OpenAPI document and
-	// the scripts of diagram pages are the only extras, and they are public reads.
+	// The routes beyond the API's endpoints must not widen access: the OpenAPI document,
+	// the scripts of diagram pages and the sites' pages are the only extras, and they are
+	// public reads.
+	extras := []*routes.Route{routes.OpenAPIDocument, routes.Asset, routes.SitePage, routes.SiteBare}
 	for _, r := range routes.Table {
 		inSpec := slices.ContainsFunc(specEndpoints, func(e endpoint) bool { return e.method == r.Method && e.path == r.Path })
-		if !inSpec && !((r == routes.OpenAPIDocument || r == routes.Asset) && r.Method == "GET" && r.Access == routes.Public) {
+		if !inSpec && !(slices.Contains(extras, r) && r.Method == "GET" && r.Access == routes.Public) {
 			t.Errorf("%s %s is not one of the API's endpoints", r.Method, r.Path)
 		}
 	}
@@ -162,8 +171,11 @@ func TestTableBodyLimits(t *testing.T) {
 func concrete(path string) string {
 	segs := strings.Split(path, "/")
 	for i, s := range segs {
-		if strings.HasPrefix(s, ":") {
-			segs[i] = "x" + s[1:] + ".png"
+		if literal, param, ok := strings.Cut(s, ":"); ok {
+			segs[i] = literal + "x" + param + ".png"
+		}
+		if strings.HasPrefix(s, "*") {
+			segs[i] = "a/C%2B%2B"
 		}
 	}
 	return strings.Join(segs, "/")

@@ -47,5 +47,7 @@ func (a *api) handlers() app.Handlers {
 		routes.SiteRead:        a.GetSite,
 		routes.SiteReplace:     a.ReplaceSite,
 		routes.SiteUpdate:      a.UpdateSite,
+		routes.SitePage:        a.SitePage,
+		routes.SiteBare:        a.SiteBare,
 	}
 }
