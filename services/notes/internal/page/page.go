@@ -49,37 +49,83 @@ type Page struct {
 // SiteName names the service on pages and previews.
 const SiteName = "sharenote"
 
-// Version identifies the page shell (template and styles) for the pages' validators: a
+// Version identifies the page shell (templates and styles) for the pages' validators: a
 // build with another shell serves pages under other ETags.
 var Version = func() string {
-	sum := sha256.Sum256([]byte(pageTemplate.Tree.Root.String() + baseCSS + lightCode + darkCode))
+	sum := sha256.Sum256([]byte(partsTemplate + pageTemplate + siteTemplates + baseCSS + siteCSS + lightCode + darkCode))
 	return base64.RawURLEncoding.EncodeToString(sum[:12])
 }()
 
 // Render builds a note page around its stored HTML: no Markdown is rendered here.
 func Render(d Data) (Page, error) {
-	css := stylesheet(d.Theme, d.Accent, d.Font)
+	n := noteParts(d, "")
+	return n.execute("page", struct {
+		Head head
+		Note noteView
+	}{n.head, n.note})
+}
+
+// head is what the <head> of every page says.
+type head struct {
+	Theme   string
+	Title   string // og:title; <title> adds the site's name on a site's page.
+	Site    string // The site's title on a site's page, else "".
+	OGSite  string // og:site_name: the site's title, else SiteName.
+	Summary string
+	Noindex bool
+	Type    string // og:type: article for a note, website for a listing.
+	URL     string // The canonical URL, also og:url.
+	Image   string // The social preview image; "" for none.
+	Feed    string // The site's Atom feed on a site's page, else "".
+	CSS     template.CSS
+	Scripts []string
+}
+
+// noteView is the note as every note page shows it: its header, properties and body.
+type noteView struct {
+	Data
+	DisplayTitle string
+	Props        []property
+	Tags         []Link // Only on a site's page.
+}
+
+// parts are a page before its template runs: its head, its note (on a note's page), and
+// the policy that goes with them.
+type parts struct {
+	head head
+	note noteView
+	csp  string
+}
+
+// noteParts are what a note page and a site's note page share: d's head and note, its
+// stylesheet (with layout after the base), and its policy, with the diagram scripts and
+// the note's allowances when its body needs them.
+func noteParts(d Data, layout string) parts {
+	css := stylesheet(d.Theme, d.Accent, d.Font) + layout
 	title := d.Title
 	if title == "" {
 		title = "Untitled note"
 	}
 	diagrams := render.HasDiagram([]byte(d.Body))
-	view := struct {
-		Data
-		DisplayTitle string
-		CSS          template.CSS
-		Props        []property
-		SiteName     string
-		Scripts      []string
-	}{d, title, template.CSS(css), properties(d.Properties, shown), SiteName, nil}
+	h := head{Theme: d.Theme, Title: title, OGSite: SiteName, Summary: d.Summary, Noindex: d.Noindex, Type: "article",
+		URL: d.URL, Image: d.ImageURL, CSS: template.CSS(css)}
 	if diagrams {
-		view.Scripts = assets.DiagramScripts
+		h.Scripts = assets.DiagramScripts
 	}
+	return parts{
+		head: h,
+		note: noteView{Data: d, DisplayTitle: title, Props: properties(d.Properties, shown)},
+		csp:  policyFor(css, diagrams) + noteAllowances(string(d.Body), diagrams),
+	}
+}
+
+// execute runs the page template name on view, under p's policy.
+func (p parts) execute(name string, view any) (Page, error) {
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, view); err != nil {
-		return Page{}, fmt.Errorf("render page: %w", err)
+	if err := templates.ExecuteTemplate(&buf, name, view); err != nil {
+		return Page{}, fmt.Errorf("render %s: %w", name, err)
 	}
-	return Page{HTML: buf.Bytes(), CSP: policyFor(css, diagrams) + noteAllowances(string(d.Body), diagrams)}, nil
+	return Page{HTML: buf.Bytes(), CSP: p.csp}, nil
 }
 
 // policyFor allows exactly the page's one style block (by hash) and images; no script,
@@ -181,38 +227,49 @@ var funcs = template.FuncMap{
 	"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 }
 
-// pageTemplate is the note page. Of the X (Twitter) card tags it writes only twitter:card:
-// X reads the title, description and image from the Open Graph tags when its own are
-// absent, so writing both would only say the same thing twice.
-var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!doctype html>
+// templates are the pages, one set: the parts that every page shares (head, note, nav,
+// footer) and the pages made of them (page, sitenote, listing).
+var templates = template.Must(template.New("").Funcs(funcs).Parse(partsTemplate + pageTemplate + siteTemplates))
+
+// partsTemplate is the parts of the pages. Of the X (Twitter) card tags the head writes
+// only twitter:card: X reads the title, description and image from the Open Graph tags
+// when its own are absent, so writing both would only say the same thing twice.
+const partsTemplate = `{{define "head"}}<!doctype html>
 <html lang="en" data-theme="{{.Theme}}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{{.DisplayTitle}}</title>
+<title>{{.Title}}{{with .Site}} · {{.}}{{end}}</title>
 {{- if .Summary}}
 <meta name="description" content="{{.Summary}}">{{end}}
 {{- if .Noindex}}
 <meta name="robots" content="noindex">{{end}}
-<meta property="og:type" content="article">
-<meta property="og:site_name" content="{{.SiteName}}">
-<meta property="og:title" content="{{.DisplayTitle}}">
+<meta property="og:type" content="{{.Type}}">
+<meta property="og:site_name" content="{{.OGSite}}">
+<meta property="og:title" content="{{.Title}}">
 {{- if .Summary}}
 <meta property="og:description" content="{{.Summary}}">{{end}}
 <meta property="og:url" content="{{.URL}}">
-<meta property="og:image" content="{{.ImageURL}}">
+{{- with .Image}}
+<meta property="og:image" content="{{.}}">
 <meta property="og:image:width" content="1200">
 <meta property="og:image:height" content="630">
 <meta name="twitter:card" content="summary_large_image">
+{{- else}}
+<meta name="twitter:card" content="summary">
+{{- end}}
 <link rel="canonical" href="{{.URL}}">
+{{- with .Feed}}
+<link rel="alternate" type="application/atom+xml" title="{{$.Site}}" href="{{.}}">
+{{- end}}
 <style>{{.CSS}}</style>
 {{- range .Scripts}}
 <script src="{{.}}" defer></script>
 {{- end}}
 </head>
-<body>
-<main>
-<header>
+{{- end}}
+
+{{define "note"}}<header>
 <h1 class="title">{{.DisplayTitle}}</h1>
 {{- if .Summary}}
 <p class="summary">{{.Summary}}</p>{{end}}
@@ -221,6 +278,11 @@ var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!doct
 <time datetime="{{iso .Published}}">Published {{date .Published}}</time>
 {{- if ne (iso .Updated) (iso .Published)}} · <time datetime="{{iso .Updated}}">Updated {{date .Updated}}</time>{{end}}
 </p>
+{{- with .Tags}}
+<ul class="tags">
+{{- range .}}<li><a class="tag" href="{{.URL}}">#{{.Text}}</a></li>{{end -}}
+</ul>
+{{- end}}
 </header>
 {{- if .Props}}
 <table class="properties">
@@ -234,11 +296,18 @@ var pageTemplate = template.Must(template.New("page").Funcs(funcs).Parse(`<!doct
 <article{{with .BodyClass}} class="{{.}}"{{end}}>
 {{.Body}}
 </article>
-<footer>Shared with <a href="{{.URL}}">{{.SiteName}}</a></footer>
+{{- end}}`
+
+// pageTemplate is the note page at /s/.
+const pageTemplate = `{{define "page"}}{{template "head" .Head}}
+<body>
+<main>
+{{template "note" .Note}}
+<footer>Shared with <a href="{{.Head.URL}}">{{.Head.OGSite}}</a></footer>
 </main>
 </body>
 </html>
-`))
+{{end}}`
 
 var notFoundTemplate = template.Must(template.New("404").Parse(`<!doctype html>
 <html lang="en">
