@@ -2,6 +2,7 @@ package tests
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,21 +13,25 @@ import (
 )
 
 // samplePath turns a gin pattern of the routes table into a request path, with a
-// plausible value for each parameter.
+// plausible value for each parameter (after its element's literal, as in /@:handle) and
+// a note's path with escapes for a catch-all.
 func samplePath(pattern string) string {
 	samples := map[string]string{
 		"file":     "k3v9x2m7q4w8e1r5t6y0u2i3.png",
 		"filename": "diagram%20one.png",
 		"version":  "3",
+		"handle":   "alice",
 	}
 	segs := strings.Split(pattern, "/")
 	for i, s := range segs {
-		if name, ok := strings.CutPrefix(s, ":"); ok {
+		if literal, name, ok := strings.Cut(s, ":"); ok {
 			v, ok := samples[name]
 			if !ok {
 				v = "k3v9x2m7q4w8e1r5t6y0u2i3"
 			}
-			segs[i] = v
+			segs[i] = literal + v
+		} else if strings.HasPrefix(s, "*") {
+			segs[i] = "Folder/C%2B%2B+notes"
 		}
 	}
 	return strings.Join(segs, "/")
@@ -47,6 +52,9 @@ func elements(p string) []string {
 // matchIngress picks the rule an Ingress applies to a request path, with Kubernetes
 // semantics: Exact matches the whole path; Prefix matches whole path elements; the
 // longest matching path wins, and Exact wins over Prefix of the same length.
+// ImplementationSpecific is what the chart means by it (_routes.tpl) and ingress-nginx,
+// Traefik and HAProxy Ingress do with it: a plain string prefix, ranked by its length
+// like the others.
 func matchIngress(paths []networkingv1.HTTPIngressPath, req string) *networkingv1.HTTPIngressPath {
 	var best *networkingv1.HTTPIngressPath
 	better := func(p *networkingv1.HTTPIngressPath) bool {
@@ -67,6 +75,8 @@ func matchIngress(paths []networkingv1.HTTPIngressPath, req string) *networkingv
 			for j := 0; matched && j < len(rule); j++ {
 				matched = rule[j] == path[j]
 			}
+		case networkingv1.PathTypeImplementationSpecific:
+			matched = strings.HasPrefix(req, p.Path)
 		}
 		if matched && better(p) {
 			best = p
@@ -76,18 +86,22 @@ func matchIngress(paths []networkingv1.HTTPIngressPath, req string) *networkingv
 }
 
 func TestMatchIngressFollowsKubernetesSemantics(t *testing.T) {
-	exact, prefix := networkingv1.PathTypeExact, networkingv1.PathTypePrefix
+	exact, prefix, specific := networkingv1.PathTypeExact, networkingv1.PathTypePrefix, networkingv1.PathTypeImplementationSpecific
 	rule := func(path string, pt networkingv1.PathType, svc string) networkingv1.HTTPIngressPath {
 		return networkingv1.HTTPIngressPath{Path: path, PathType: &pt, Backend: networkingv1.IngressBackend{
 			Service: &networkingv1.IngressServiceBackend{Name: svc}}}
 	}
 	paths := []networkingv1.HTTPIngressPath{
 		rule("/", prefix, "root"), rule("/foo", prefix, "foo"), rule("/foo", exact, "foo-exact"),
-		rule("/foo/bar", prefix, "bar"), rule("/aaa/bb", prefix, "bb"),
+		rule("/foo/bar", prefix, "bar"), rule("/aaa/bb", prefix, "bb"), rule("/@", specific, "at"),
+		rule("/x@", specific, "x-at"), rule("/x@y/z", exact, "x-at-exact"),
 	}
 	for req, want := range map[string]string{
 		"/foo": "foo-exact", "/foo/": "foo", "/foo/baz": "foo", "/foobar": "root", "/foo/bar/baz": "bar",
 		"/aaa/bbb": "root", "/aaa/bb/": "bb", "/": "root", "/x/y": "root",
+		// A string prefix matches inside an element, where Prefix cannot.
+		"/@alice/": "at", "/@alice": "at", "/@alice/a/b": "at", "/@/x": "at", "/a/@b": "root",
+		"/x@y": "x-at", "/x@y/z": "x-at-exact", "/x@y/z/": "x-at",
 	} {
 		got := matchIngress(paths, req)
 		if got == nil || got.Backend.Service.Name != want {
@@ -132,8 +146,15 @@ func TestIngressRoutesEveryRouteOfTheTableToItsTarget(t *testing.T) {
 			}
 		}
 		for _, p := range paths {
-			if *p.PathType != networkingv1.PathTypeExact && *p.PathType != networkingv1.PathTypePrefix {
-				t.Errorf("path %s: pathType %s, want Exact or Prefix (portable semantics)", p.Path, *p.PathType)
+			switch *p.PathType {
+			case networkingv1.PathTypeExact, networkingv1.PathTypePrefix:
+			case networkingv1.PathTypeImplementationSpecific:
+				// Only where no portable rule can route: a parameter inside an element.
+				if !slices.ContainsFunc(routes.Table, func(rt *routes.Route) bool { return strings.HasPrefix(rt.Path, p.Path+":") }) {
+					t.Errorf("path %s: ImplementationSpecific, but no route has a parameter right after it; want Exact or Prefix (portable semantics)", p.Path)
+				}
+			default:
+				t.Errorf("path %s: pathType %s", p.Path, *p.PathType)
 			}
 			if p.Path != "/" && !used[string(*p.PathType)+":"+p.Path] {
 				t.Errorf("Ingress path %s %s routes no route of the table", *p.PathType, p.Path)
@@ -149,6 +170,28 @@ func TestIngressRoutesEveryRouteOfTheTableToItsTarget(t *testing.T) {
 				t.Errorf("path %s → %s port %+v, want the Service's http port", p.Path, b.Name, b.Port)
 			}
 		}
+		// The sites' string prefix takes every site path, escapes and views included, and
+		// nothing of the other routes.
+		for req, target := range map[string]string{
+			"/@alice/": routes.Notes, "/@alice": routes.Notes, "/@Alice/x": routes.Notes, "/@h/a/C%2B%2B": routes.Notes,
+			"/@h/a/C++": routes.Notes, "/@h/-/tags/x": routes.Notes, "/@h/%2D/x": routes.Notes,
+			"/assets/x": routes.Notes, "/s/x": routes.Notes, "/api/notes/x": routes.Notes, "/api/user/site": routes.Notes,
+			"/api/images/u/n/@x.png": routes.Images, "/api/og/x.png": routes.OGRenderer, "/api/auth/publish": routes.Auth,
+			"/api/publish": routes.Publish,
+		} {
+			want := fullname(target)
+			if r.allInOne() {
+				want = fullname("all-in-one")
+			}
+			p := matchIngress(paths, req)
+			switch {
+			case p == nil || p.Backend.Service.Name != want:
+				t.Errorf("%s → %v, want %s", req, p, want)
+			case (*p.PathType == networkingv1.PathTypeImplementationSpecific) != strings.HasPrefix(req, "/@"):
+				t.Errorf("%s goes through %s %s: only site paths may take the sites' rule, and all of them", req, *p.PathType, p.Path)
+			}
+		}
+
 		if ing.Spec.DefaultBackend != nil {
 			t.Errorf("defaultBackend %+v: unknown paths go through the catch-all rule", ing.Spec.DefaultBackend)
 		}

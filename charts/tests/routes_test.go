@@ -26,31 +26,42 @@ var routesTemplateFile = filepath.Join("templates", "_routes.tpl")
 // templates/ingress.yaml ranges over.
 type ingressRule struct {
 	Path     string
-	PathType string // "Exact" or "Prefix"
+	PathType string // "Exact", "Prefix" or "ImplementationSpecific"
 	Target   string
 }
+
+// implementationSpecific is the pathType of a rule that is a plain string prefix: what
+// ingress-nginx (a prefix location), Traefik (PathPrefix) and HAProxy Ingress ("begin")
+// make of it, and what matchIngress simulates.
+const implementationSpecific = "ImplementationSpecific"
 
 // ingressRules derives the Ingress paths from a routes table, one rule per distinct rule
 // in table order:
 //
 //   - a fixed path (no :param) is an Exact rule of its own;
 //   - a parameterised path is a Prefix rule of its elements before the first :param
-//     (/api/notes/:cuid/versions → Prefix /api/notes), shared by every route under it.
+//     (/api/notes/:cuid/versions → Prefix /api/notes), shared by every route under it;
+//   - a path whose first parameter sits inside an element, after a literal
+//     (/@:handle/*path, /@:handle), is an ImplementationSpecific rule up to the parameter
+//     (/@), a plain string prefix: Kubernetes Prefix matches whole elements, so Prefix /@
+//     never matches /@alice/, and no portable rule can.
 //
 // Kubernetes picks the longest matching path, Exact before a Prefix of the same length, so
 // a fixed path of one target under another target's Prefix still reaches its own target,
-// as gin prefers a static route to a parameter. What Prefix rules cannot express is an
-// error, never a wrong Ingress: a parameter in the first element (its Prefix would be /,
-// the catch-all), one Prefix claimed by two targets, and a Prefix of one target that would
-// take requests of another target's parameterised route by being longer
-// (/api/x/:id of A and /api/x/y/:z of B: /api/x/y is A's, but Prefix /api/x/y is B's).
+// as gin prefers a static route to a parameter. What these rules cannot express is an
+// error, never a wrong Ingress: a parameter that is a whole first element (its Prefix would
+// be /, the catch-all), one rule claimed by two targets, a Prefix of one target that would
+// take requests of another target's parameterised route by being longer (/api/x/:id of A
+// and /api/x/y/:z of B: /api/x/y is A's, but Prefix /api/x/y is B's), and a string prefix
+// that requests of another target's route may start with (/@:handle of A and /@admin of
+// B), which would depend on how a controller ranks the two.
 func ingressRules(table []*routes.Route) ([]ingressRule, error) {
 	var rules []ingressRule
 	add := func(r ingressRule, from *routes.Route) error {
 		for _, o := range rules {
 			if o.Path == r.Path && o.PathType == r.PathType {
 				if o.Target != r.Target {
-					return fmt.Errorf("%s %s of %s: %s %s is also %s's; Prefix rules cannot route it", from.Method, from.Path, from.Target, r.PathType, r.Path, o.Target)
+					return fmt.Errorf("%s %s of %s: %s %s is also %s's; Ingress rules cannot route it", from.Method, from.Path, from.Target, r.PathType, r.Path, o.Target)
 				}
 				return nil
 			}
@@ -63,13 +74,18 @@ func ingressRules(table []*routes.Route) ([]ingressRule, error) {
 			return nil, fmt.Errorf("%s %s: the path does not start with /", rt.Method, rt.Path)
 		}
 		segs := strings.Split(rt.Path[1:], "/")
-		i := slices.IndexFunc(segs, func(s string) bool { return strings.HasPrefix(s, ":") || strings.HasPrefix(s, "*") })
+		i := slices.IndexFunc(segs, isParamElement)
 		r := ingressRule{Path: rt.Path, PathType: "Exact", Target: rt.Target}
-		switch {
-		case i == 0:
-			return nil, fmt.Errorf("%s %s: a parameter in the first path element would make its Prefix rule /, the catch-all", rt.Method, rt.Path)
-		case i > 0:
-			r = ingressRule{Path: "/" + strings.Join(segs[:i], "/"), PathType: "Prefix", Target: rt.Target}
+		if i >= 0 {
+			literal, _, _ := strings.Cut(segs[i], ":")
+			switch {
+			case literal != "" && !strings.HasPrefix(literal, "*"):
+				r = ingressRule{Path: "/" + strings.Join(append(slices.Clone(segs[:i]), literal), "/"), PathType: implementationSpecific, Target: rt.Target}
+			case i == 0:
+				return nil, fmt.Errorf("%s %s: a parameter as the first path element would make its Prefix rule /, the catch-all", rt.Method, rt.Path)
+			default:
+				r = ingressRule{Path: "/" + strings.Join(segs[:i], "/"), PathType: "Prefix", Target: rt.Target}
+			}
 		}
 		if err := add(r, rt); err != nil {
 			return nil, err
@@ -92,7 +108,7 @@ func ingressRules(table []*routes.Route) ([]ingressRule, error) {
 			}
 			shadows := true
 			for j, e := range elems {
-				if p := pattern[j]; !strings.HasPrefix(p, ":") && !strings.HasPrefix(p, "*") && p != e {
+				if p := pattern[j]; !isParamElement(p) && p != e {
 					shadows = false
 				}
 			}
@@ -101,14 +117,31 @@ func ingressRules(table []*routes.Route) ([]ingressRule, error) {
 			}
 		}
 	}
+	// No request of another target's route may start with a string prefix.
+	for _, q := range rules {
+		if q.PathType != implementationSpecific {
+			continue
+		}
+		for _, rt := range table {
+			fixed, _, param := strings.Cut(strings.Replace(rt.Path, "*", ":", 1), ":")
+			if rt.Target != q.Target && (strings.HasPrefix(fixed, q.Path) || param && strings.HasPrefix(q.Path, fixed)) {
+				return nil, fmt.Errorf("%s %s of %s: its requests may start with %s, which %s %s sends to %s", rt.Method, rt.Path, rt.Target, q.Path, q.PathType, q.Path, q.Target)
+			}
+		}
+	}
 	return rules, nil
 }
 
-// prefixRule is the Prefix path of a parameterised pattern, "" for a fixed one.
+// isParamElement reports whether a path element of a gin pattern holds a parameter: a
+// :param, alone or after a literal (@:handle), or a *catch-all.
+func isParamElement(s string) bool { return strings.Contains(s, ":") || strings.HasPrefix(s, "*") }
+
+// prefixRule is the Prefix path of a parameterised pattern, "" for a fixed one and for one
+// whose rule is not a Prefix.
 func prefixRule(pattern string) string {
 	segs := strings.Split(strings.TrimPrefix(pattern, "/"), "/")
-	i := slices.IndexFunc(segs, func(s string) bool { return strings.HasPrefix(s, ":") || strings.HasPrefix(s, "*") })
-	if i <= 0 {
+	i := slices.IndexFunc(segs, isParamElement)
+	if i <= 0 || !strings.HasPrefix(segs[i], ":") && !strings.HasPrefix(segs[i], "*") {
 		return ""
 	}
 	return "/" + strings.Join(segs[:i], "/")
@@ -139,8 +172,12 @@ Generated from libs/routes by charts/tests (go test -run Routes -update): do not
 The Ingress paths of the API's endpoint table (libs/routes.Table), in its order, each to the
 target that serves it: Exact for a fixed path, Prefix for a parameterised one, up to its
 first parameter (Kubernetes Prefix matches whole path elements, and the longest match
-wins, Exact before Prefix). charts/tests proves every route of the table reaches its
-target through these rules and that no rule is unused.
+wins, Exact before Prefix). The sites' /@:handle has its parameter inside the first
+element, which neither Prefix nor Exact can express (Prefix /@ never matches /@alice/):
+it is ImplementationSpecific /@, which ingress-nginx, Traefik and HAProxy Ingress match as
+a plain string prefix, and no other route's path starts with /@ (docs/deployment.md,
+"The Ingress"). charts/tests proves every route of the table reaches its target through
+these rules and that no rule is unused.
 */}}
 {{- define "sharenote.routes" -}}
 `)
@@ -257,11 +294,29 @@ func TestIngressRulesGenerator(t *testing.T) {
 		t.Errorf("rules %+v, want %+v", rules, want)
 	}
 
+	// A parameter inside an element: one string prefix up to it, for the page and the bare
+	// address alike, beside the other rules.
+	rules, err = ingressRules([]*routes.Route{
+		rt("/s/:cuid", "n"), rt("/@:handle/*path", "n"), rt("/@:handle", "n"), rt("/api/a/:id", "x"), rt("/api/v@:id", "x"),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = []ingressRule{{"/s", "Prefix", "n"}, {"/@", "ImplementationSpecific", "n"}, {"/api/a", "Prefix", "x"}, {"/api/v@", "ImplementationSpecific", "x"}}
+	if !slices.Equal(rules, want) {
+		t.Errorf("rules %+v, want %+v", rules, want)
+	}
+
 	for name, table := range map[string][]*routes.Route{
-		"a parameter first":             {rt("/:page", "x")},
-		"one Prefix, two targets":       {rt("/api/b/:id", "x"), rt("/api/b/:id/more", "y")},
-		"a longer Prefix takes a param": {rt("/api/x/:id", "a"), rt("/api/x/y/:z", "b")},
-		"a relative path":               {rt("api/a", "x")},
+		"a parameter first":                            {rt("/:page", "x")},
+		"a catch-all first":                            {rt("/*all", "x")},
+		"one Prefix, two targets":                      {rt("/api/b/:id", "x"), rt("/api/b/:id/more", "y")},
+		"a longer Prefix takes a param":                {rt("/api/x/:id", "a"), rt("/api/x/y/:z", "b")},
+		"a relative path":                              {rt("api/a", "x")},
+		"a string prefix takes a fixed path":           {rt("/@:handle", "a"), rt("/@admin", "b")},
+		"a string prefix takes a Prefix":               {rt("/@:handle/*path", "a"), rt("/@x/:id", "b")},
+		"a string prefix takes a longer one":           {rt("/@:handle", "a"), rt("/@@:other", "b")},
+		"a string prefix takes another's param values": {rt("/api/@:handle", "a"), rt("/api/:id", "b")},
 	} {
 		if _, err := ingressRules(table); err == nil {
 			t.Errorf("%s: no error", name)

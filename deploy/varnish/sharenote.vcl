@@ -1,8 +1,8 @@
 # sharenote's edge: Varnish 7 with the xkey vmod (varnish-modules) in front of the
-# ingress (docs/deployment.md "The edge"). Public reads are kept as long as their
-# Surrogate-Control says (SHARE_EDGE_MAX_AGE, cut to the note's expiry) and dropped by the
-# PURGE requests that the service sends for every change (SHARE_EDGE_PURGE_URLS names
-# this edge). Everything else passes through.
+# ingress (docs/deployment.md "The edge"). Public reads (a site's pages among them) are
+# kept as long as their Surrogate-Control says (SHARE_EDGE_MAX_AGE, cut to the note's
+# expiry) and dropped by the PURGE requests that the service sends for every change
+# (SHARE_EDGE_PURGE_URLS names this edge). Everything else passes through.
 vcl 4.1;
 
 import blob;
@@ -46,6 +46,19 @@ sub vcl_recv {
     if (req.method != "GET" && req.method != "HEAD") {
         return (pass);
     }
+    # A site's pages, /@<handle>/… and /@<handle> (its 301 to /@<handle>/), are public
+    # reads like a note's page. Their path is left exactly as the reader sent it, never
+    # normalised: the service reads it escaped, where "+" (a space), "%2B" (a "+") and
+    # "%2D" (a folder named "-", not the site's own views under "-") are different names,
+    # so it is the origin's to answer for each spelling. Of the query string only search
+    # (q) and paging (cursor) mean anything there; every other parameter is dropped, so
+    # that ?utm_source=x is a hit and reaches the origin without it.
+    if (req.url ~ "^/@[^/?]") {
+        call keep_site_query;
+        unset req.http.Cookie;
+        unset req.http.Authorization;
+        return (hash);
+    }
     call normalise_path;
     # The public reads: note JSON, page, social preview, images, assets. The service
     # ignores their query strings, so the edge does too (?x=random is a hit).
@@ -58,9 +71,23 @@ sub vcl_recv {
     return (pass);
 }
 
+# The query string of a site's page without its parameters other than q and cursor (a
+# name written exactly so, with or without a value), in their order; no "?" when none is
+# left. The path is not touched.
+sub keep_site_query {
+    if (req.url !~ "\?") {
+        return;
+    }
+    set req.http.sn-query = "&" + regsub(req.url, "^[^?]*\?", "");
+    set req.http.sn-query = regsuball(req.http.sn-query, "&(?!(q|cursor)(=|&|$))[^&]*", "");
+    set req.url = regsub(req.url, "\?.*$", "") + regsub(req.http.sn-query, "^&", "?");
+    unset req.http.sn-query;
+}
+
 # One resource, one object: spellings of a path that differ only in percent-escapes of
 # unreserved characters (RFC 3986: A-Z a-z 0-9 - . _ ~, in either hex case) are one path,
-# so /s/%64… is /s/d…, and /api/images/%61…/big.png one image, not one object each.
+# so /s/%64… is /s/d…, and /api/images/%61…/big.png one image, not one object each
+# (a site's paths excepted: vcl_recv keeps them as they came).
 # Those escapes are decoded; every other escape is kept (%2B, %2F and %20 mean what site
 # URLs say with them, and %25 is never decoded twice), its hex in upper case, so that
 # %2b and %2B are one object too. A path with a '%' that starts no escape is left as it
@@ -108,7 +135,9 @@ sub vcl_backend_response {
         # little and a note made active again is seen soon (its key purges it at once).
         set beresp.ttl = 5s;
         set beresp.grace = 0s;
-    } elsif (beresp.status != 200 && beresp.status != 206) {
+    } elsif (beresp.status != 200 && beresp.status != 206 && beresp.status != 301) {
+        # Nothing else is kept. A 301 (a site's address in another case, or without its
+        # "/") is, as a read is: for its Surrogate-Control, else for its Cache-Control.
         set beresp.ttl = 0s;
         set beresp.uncacheable = true;
     } elsif (beresp.http.Surrogate-Control ~ "max-age=[0-9]+") {

@@ -4,11 +4,13 @@ package sharenote_test
 
 // The shipped VCL's path normalisation end to end (`make e2e`): Varnish with
 // deploy/varnish/sharenote.vcl in front of a proxy that records the request line each
-// request reaches the origin with, in front of one all-in-one process.
+// request reaches the origin with, in front of the e2e's nginx ingress (when nginx is
+// installed), in front of one all-in-one process.
 
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -18,7 +20,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sharenote/sharenote/libs/routes"
 	"github.com/sharenote/sharenote/libs/testkit"
+	"github.com/sharenote/sharenote/libs/testkit/ingress"
 )
 
 // recorder is a proxy to one server that records each request's target as it arrived.
@@ -50,8 +54,8 @@ func startRecorder(t *testing.T, server string) (*recorder, string) {
 }
 
 // rawGet sends GET target to addr exactly as written (no client escapes or unescapes
-// it) and returns the status and X-Cache.
-func rawGet(t *testing.T, addr, target string) (int, string) {
+// it) and returns the status and the headers.
+func rawGet(t *testing.T, addr, target string) (int, http.Header) {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
@@ -66,7 +70,7 @@ func rawGet(t *testing.T, addr, target string) (int, string) {
 		t.Fatalf("GET %s: %v", target, err)
 	}
 	defer resp.Body.Close()
-	return resp.StatusCode, resp.Header.Get("X-Cache")
+	return resp.StatusCode, resp.Header
 }
 
 // escape percent-encodes every byte of s, in upper- or lower-case hex.
@@ -94,18 +98,35 @@ func TestE2EEdgeNormalisesPaths(t *testing.T) {
 	}
 	// No purges: nothing but the path decides what the edge serves.
 	s := start(t, testkit.SQLiteBackend(t), testkit.WithClock(testkit.WallClock()))
-	rec, originAddr := startRecorder(t, s.URL)
+	// The recorder sees what the edge sends; the process answers what passed the ingress
+	// after it (a site's 301 names the escaped path it got).
+	origin := s.URL
+	if nginx := ingress.NginxBinary(); nginx != "" {
+		ingressAddr := testkit.FreeAddr()
+		startNginx(t, nginx, ingressAddr, maps.Collect(func(yield func(string, string) bool) {
+			for _, target := range routes.Targets {
+				yield(target, strings.TrimPrefix(s.URL, "http://"))
+			}
+		}))
+		origin = "http://" + ingressAddr
+	}
+	rec, originAddr := startRecorder(t, origin)
 	edgeAddr := testkit.FreeAddr()
 	startVarnish(t, bin, edgeAddr, originAddr)
 	acc := s.NewAccount(t, "edgepaths")
 	id := publishJSON(t, s, acc.Token, map[string]any{"content": "one page", "title": "One"})
 
 	// get reads target through the edge and reports what reached the origin meanwhile.
-	get := func(target string) (status int, cache string, reached []string) {
+	read := func(target string) (status int, h http.Header, reached []string) {
 		t.Helper()
 		before := len(rec.seen())
-		status, cache = rawGet(t, edgeAddr, target)
-		return status, cache, rec.seen()[before:]
+		status, h = rawGet(t, edgeAddr, target)
+		return status, h, rec.seen()[before:]
+	}
+	get := func(target string) (int, string, []string) {
+		t.Helper()
+		status, h, reached := read(target)
+		return status, h.Get("X-Cache"), reached
 	}
 	oneObject := func(name string, first string, others ...string) {
 		t.Run(name, func(t *testing.T) {
@@ -157,6 +178,58 @@ func TestE2EEdgeNormalisesPaths(t *testing.T) {
 	t.Run("a plus sign is not its escape", func(t *testing.T) {
 		if status, cache, reached := get("/s/a+b"); cache == "HIT" || len(reached) != 1 || reached[0] != "/s/a+b" {
 			t.Errorf("GET /s/a+b after /s/a%%2Bb: %d, X-Cache %q, reached the origin as %q; want a miss as /s/a+b", status, cache, reached)
+		}
+	})
+
+	// A site's paths are read escaped by the service ("+" a space, "%2B" a "+", "%2D" a
+	// folder named "-"): the edge and the ingress pass them on as they came (the edge's
+	// as the recorder sees them, the ingress's as the Location of the process's 301 says),
+	// and the edge keeps their 301s as pages. A handle in another case answers 301 to its
+	// lowercase spelling whether the site exists or not.
+	t.Run("a site's 301 keeps the escaped path through the edge and the ingress", func(t *testing.T) {
+		status, h, reached := read("/@Alice/a/C%2B%2B")
+		if status != http.StatusMovedPermanently || h.Get("Location") != "/@alice/a/C%2B%2B" || len(reached) != 1 || reached[0] != "/@Alice/a/C%2B%2B" {
+			t.Fatalf("GET /@Alice/a/C%%2B%%2B: %d, Location %q, reached the origin as %q; want 301 to /@alice/a/C%%2B%%2B, reaching it unchanged",
+				status, h.Get("Location"), reached)
+		}
+		if status, h, reached := read("/@Alice/a/C%2B%2B"); status != http.StatusMovedPermanently || h.Get("X-Cache") != "HIT" || len(reached) != 0 {
+			t.Errorf("GET /@Alice/a/C%%2B%%2B again: %d, X-Cache %q, reached the origin as %q; want the 301 from the edge", status, h.Get("X-Cache"), reached)
+		}
+		if status, h, _ := read("/@Alice"); status != http.StatusMovedPermanently || h.Get("Location") != "/@alice/" {
+			t.Errorf("GET /@Alice: %d, Location %q; want 301 to /@alice/", status, h.Get("Location"))
+		}
+	})
+	t.Run("a site's path is never normalised", func(t *testing.T) {
+		for _, target := range []string{
+			"/@Alice/a/C++", "/@Alice/a/C%2b%2b", "/@Alice/%2D/x", "/@Alice/%2d/x", "/@Alice/-/tags/x", "/@Alice/%61+b", "/@Alice/a%2Fb%20c",
+		} {
+			status, h, reached := read(target)
+			if len(reached) != 1 || reached[0] != target {
+				t.Errorf("GET %s: %d, X-Cache %q, reached the origin as %q; want a miss, unchanged", target, status, h.Get("X-Cache"), reached)
+			}
+			if want := "/@alice" + strings.TrimPrefix(target, "/@Alice"); h.Get("Location") != want {
+				t.Errorf("GET %s: Location %q, want %q", target, h.Get("Location"), want)
+			}
+		}
+	})
+	t.Run("a site's query keeps only q and cursor", func(t *testing.T) {
+		status, h, reached := read("/@Alice/x?utm_source=a&q=b+c%2B&ref&cursor=2&qq=1")
+		if len(reached) != 1 || reached[0] != "/@Alice/x?q=b+c%2B&cursor=2" || h.Get("Location") != "/@alice/x?q=b+c%2B&cursor=2" {
+			t.Fatalf("GET /@Alice/x?utm_source=a&q=b+c%%2B&ref&cursor=2&qq=1: %d, Location %q, reached the origin as %q; want /@Alice/x?q=b+c%%2B&cursor=2",
+				status, h.Get("Location"), reached)
+		}
+		for target, want := range map[string]string{
+			"/@Alice/x?q=b+c%2B&utm_medium=y&cursor=2": "",          // the same object
+			"/@Alice/x?utm_source=x":                   "/@Alice/x", // nothing left
+			"/@Alice/x?cursor=3&q=b":                   "/@Alice/x?cursor=3&q=b",
+		} {
+			_, cache, reached := get(target)
+			if want == "" && (cache != "HIT" || len(reached) != 0) || want != "" && (len(reached) != 1 || reached[0] != want) {
+				t.Errorf("GET %s: X-Cache %q, reached the origin as %q; want %q (\"\": a hit)", target, cache, reached, want)
+			}
+		}
+		if _, cache, reached := get("/@Alice/x"); cache != "HIT" || len(reached) != 0 {
+			t.Errorf("GET /@Alice/x after ?utm_source=x: X-Cache %q, reached the origin as %q; want a hit", cache, reached)
 		}
 	})
 }

@@ -4,8 +4,12 @@ Generated from libs/routes by charts/tests (go test -run Routes -update): do not
 The Ingress paths of the API's endpoint table (libs/routes.Table), in its order, each to the
 target that serves it: Exact for a fixed path, Prefix for a parameterised one, up to its
 first parameter (Kubernetes Prefix matches whole path elements, and the longest match
-wins, Exact before Prefix). charts/tests proves every route of the table reaches its
-target through these rules and that no rule is unused.
+wins, Exact before Prefix). The sites' /@:handle has its parameter inside the first
+element, which neither Prefix nor Exact can express (Prefix /@ never matches /@alice/):
+it is ImplementationSpecific /@, which ingress-nginx, Traefik and HAProxy Ingress match as
+a plain string prefix, and no other route's path starts with /@ (docs/deployment.md,
+"The Ingress"). charts/tests proves every route of the table reaches its target through
+these rules and that no rule is unused.
 */}}
 {{- define "sharenote.routes" -}}
 - {path: /api/auth/publish, pathType: Exact, target: auth}
@@ -20,6 +24,7 @@ target through these rules and that no rule is unused.
 - {path: /s, pathType: Prefix, target: notes}
 - {path: /api/openapi.json, pathType: Exact, target: notes}
 - {path: /assets, pathType: Prefix, target: notes}
+- {path: "/@", pathType: ImplementationSpecific, target: notes}
 {{- end -}}
 
 {{/*

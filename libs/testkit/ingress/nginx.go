@@ -28,26 +28,39 @@ const (
 	nginxUnavailable = `{"error":"service_unavailable","message":"The service is temporarily unavailable; retry later."}`
 )
 
-var paramSegment = regexp.MustCompile(`^:[A-Za-z_][A-Za-z0-9_]*$`)
+// paramSegment is a path segment with a parameter: a :param, after a literal prefix or
+// alone (@:handle, :cuid).
+var paramSegment = regexp.MustCompile(`^([^:*]*):[A-Za-z_][A-Za-z0-9_]*$`)
+
+// catchAllSegment is gin's *catch-all, the last segment of a path.
+var catchAllSegment = regexp.MustCompile(`^\*[A-Za-z_][A-Za-z0-9_]*$`)
 
 // PathRegexp returns the anchored regular expression (PCRE, as nginx and most ingress
 // controllers take it) that matches exactly the request paths gin matches with the table
-// path p: each :param is one non-empty segment without a slash. A path without parameters
-// is returned quoted and anchored as well; callers that can use an exact match should.
+// path p: each :param is the rest of its segment, not empty and without a slash, after
+// the segment's literal prefix if it has one (/@:handle: ^/@[^/]+$); a *catch-all is
+// everything from its place on, the empty rest included (/@:handle/*path:
+// ^/@[^/]+/(?s:.*)$, whose (?s:) lets it take a decoded newline, as gin's does). A path
+// without parameters is returned quoted and anchored as well; callers that can use an
+// exact match should.
 func PathRegexp(p string) string {
 	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
 	for i, s := range segs {
-		if paramSegment.MatchString(s) {
-			segs[i] = "[^/]+"
-		} else {
+		switch m := paramSegment.FindStringSubmatch(s); {
+		case m != nil:
+			segs[i] = regexp.QuoteMeta(m[1]) + "[^/]+"
+		case catchAllSegment.MatchString(s) && i == len(segs)-1:
+			segs[i] = "(?s:.*)"
+		default:
 			segs[i] = regexp.QuoteMeta(s)
 		}
 	}
 	return "^/" + strings.Join(segs, "/") + "$"
 }
 
-// hasParams reports whether the table path p has a :param segment.
-func hasParams(p string) bool { return strings.Contains(p, "/:") }
+// hasParams reports whether the table path p has a :param or a *catch-all anywhere, a
+// parameter inside a segment (/@:handle) included.
+func hasParams(p string) bool { return strings.ContainsAny(p, ":*") }
 
 // paths returns every distinct path of the table with its owning target, in table order.
 // A path owned by two targets cannot be routed by path alone; TestEveryPathHasOneTarget
@@ -71,11 +84,15 @@ func paths() []*routes.Route {
 // upstream(target) (a proxy_pass target such as "http://sharenote_notes"), then the
 // catch-all `location /` that answers the API's 404 for every other path. Fixed paths are
 // exact locations (`location = /api/publish`), which nginx tries first; paths with
-// parameters are anchored regular expressions (`location ~ ^/api/notes/[^/]+$`) whose
-// segments each match one path segment, so no request path matches two of them and their
-// order cannot matter. Methods are not routed here: every method of a path reaches the
-// owning target, which answers 405 with the Allow header itself. The blocks belong in a
-// server that sets the proxy headers (Server).
+// parameters are anchored regular expressions (`location ~ ^/api/notes/[^/]+$`,
+// `location ~ ^/@[^/]+/(?s:.*)$`) whose segments each match one path segment, so no
+// request path matches two of them and their order cannot matter. Methods are not routed
+// here: every method of a path reaches the owning target, which answers 405 with the
+// Allow header itself. proxy_pass names the upstream only, with no URI part, so that nginx
+// passes the request URI on as the client sent it, escapes and all: a site's path says
+// "+" and "%2B" apart (routes.ParseSitePath), and a URI part would make nginx send its
+// own re-encoding of the decoded path instead. The blocks belong in a server that sets
+// the proxy headers (Server).
 func Locations(upstream func(target string) string) string {
 	var b strings.Builder
 	for _, r := range paths() {
