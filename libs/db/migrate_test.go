@@ -67,7 +67,7 @@ func TestTheSQLiteRebuildOfPublicationsKeepsItsRowsAndPutsLargeColumnsLast(t *te
 	}
 	var indexes []string
 	gdb.Raw(`SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'publications' AND sql IS NOT NULL ORDER BY name`).Scan(&indexes)
-	if want := []string{"publications_list", "publications_names_version", "publications_path", "publications_render_version", "publications_unpublished"}; !slices.Equal(indexes, want) {
+	if want := []string{"publications_list", "publications_names_version", "publications_path", "publications_render_version", "publications_site", "publications_unpublished"}; !slices.Equal(indexes, want) {
 		t.Errorf("indexes %v, want %v", indexes, want)
 	}
 	var columns []struct{ Name string }

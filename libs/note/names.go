@@ -166,8 +166,9 @@ func aliases(props map[string]any) []string {
 
 // NamesVersion identifies the rules by which Text.Names and MatchKey make a publication's
 // names: the store indexes again, in the background, the publications whose names an older
-// version made (Renders.IndexNames).
-const NamesVersion = 1
+// version made (Renders.IndexNames). 2: the index also holds each publication's link
+// keys (Publication.LinkKeys).
+const NamesVersion = 2
 
 // PathTakenError is a publish or update with a path that another of the account's active
 // or expired publications, Holder, has.

@@ -72,6 +72,28 @@ func (l lookup) keys() []string {
 	return append(slices.Clone(l.paths), l.base, l.alias)
 }
 
+// LinkKeys are every key by which the targets of p's note links (not images) are looked
+// up in the link index, each once: a publication X is named by one of p's links only if
+// one of X's names has one of these keys (the backlinks of X; lookup.pick decides which).
+func (p Publication) LinkKeys() []string {
+	from := ""
+	if p.Path != nil {
+		from = *p.Path
+	}
+	var out []string
+	for _, l := range p.Links.List {
+		if l.Target == "" || isImageName(l.Target) {
+			continue
+		}
+		for _, k := range lookupOf(from, l.Target).keys() {
+			if k != "" && !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
 // pick is the publication a link from the note at from names among hits, by the rules in
 // order: a path; a base name (the one in from's folder, then the shortest path, then the
 // smallest in byte order); an alias (the oldest); a title of a note without a path (the

@@ -27,21 +27,52 @@ type nameRow struct {
 
 func (nameRow) TableName() string { return "note_names" }
 
-// writeNames replaces p's rows of the link index with its names.
+// writeNames replaces p's rows of the link index with its names and its link keys.
 func writeNames(tx *gorm.DB, p note.Publication) error {
 	if err := tx.Where("publication_cuid = ?", p.CUID).Delete(&nameRow{}).Error; err != nil {
 		return err
 	}
-	return insertNames(tx, p)
+	if names := nameRows(p); len(names) > 0 {
+		if err := tx.Create(&names).Error; err != nil {
+			return err
+		}
+	}
+	return writeLinks(tx, p)
 }
 
-// insertNames writes p's rows of the link index, which has none of p's yet.
-func insertNames(tx *gorm.DB, p note.Publication) error {
-	rows := nameRows(p)
-	if len(rows) == 0 {
+// linkRow is a row of the link keys: a key by which one of the publication's links
+// looks up its target (note.Publication.LinkKeys), for the backlinks of the notes it
+// may name.
+type linkRow struct {
+	PublicationCUID string `gorm:"column:publication_cuid;primaryKey"`
+	AccountCUID     string `gorm:"column:account_cuid"`
+	Key             string `gorm:"primaryKey"`
+}
+
+func (linkRow) TableName() string { return "note_links" }
+
+// linkRows are p's rows of the link keys: none for an unpublished publication.
+func linkRows(p note.Publication) []linkRow {
+	if p.Unpublished {
 		return nil
 	}
-	return tx.Create(&rows).Error
+	keys := p.LinkKeys()
+	rows := make([]linkRow, len(keys))
+	for i, k := range keys {
+		rows[i] = linkRow{PublicationCUID: p.CUID, AccountCUID: p.AccountCUID, Key: k}
+	}
+	return rows
+}
+
+// writeLinks replaces p's rows of the link keys.
+func writeLinks(tx *gorm.DB, p note.Publication) error {
+	if err := tx.Where("publication_cuid = ?", p.CUID).Delete(&linkRow{}).Error; err != nil {
+		return err
+	}
+	if rows := linkRows(p); len(rows) > 0 {
+		return tx.Create(&rows).Error
+	}
+	return nil
 }
 
 // nameRows are p's rows of the link index: none for an unpublished publication.

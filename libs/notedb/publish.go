@@ -25,6 +25,9 @@ func (s *Store) Create(ctx context.Context, p note.Publication, images []note.St
 	if names := nameRows(p); len(names) > 0 {
 		writes = append(writes, func(tx *gorm.DB) *gorm.DB { return tx.Create(&names) })
 	}
+	if links := linkRows(p); len(links) > 0 {
+		writes = append(writes, func(tx *gorm.DB) *gorm.DB { return tx.Create(&links) })
+	}
 	if len(images) > 0 {
 		err = s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 			if err := settle(tx, reservation); err != nil {

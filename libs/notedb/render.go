@@ -24,6 +24,9 @@ func (s *Store) SaveRender(ctx context.Context, p note.Publication, prev string,
 		if res.Error != nil || res.RowsAffected == 0 || p.RenderID == prev {
 			return res.Error
 		}
+		if err := writeLinks(tx, p); err != nil {
+			return err
+		}
 		return s.outbox.Write(tx, change)
 	}))
 }

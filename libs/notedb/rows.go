@@ -8,6 +8,7 @@ import (
 
 	"github.com/sharenote/sharenote/libs/account"
 	"github.com/sharenote/sharenote/libs/note"
+	"github.com/sharenote/sharenote/libs/site"
 	"gorm.io/gorm"
 )
 
@@ -47,6 +48,8 @@ type publicationRow struct {
 	// rows of the link index (note_names).
 	PathKey      *string
 	NamesVersion int
+	// SiteExcluded: the note's properties keep it out of every site (site.Excluded).
+	SiteExcluded bool
 }
 
 func (publicationRow) TableName() string { return "publications" }
@@ -141,7 +144,7 @@ func toRow(p note.Publication) (publicationRow, error) {
 		CreatedMS: p.CreatedAt.UnixMilli(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		HTML: p.HTML, HTMLBytes: len(p.HTML), RenderVersion: p.RenderVersion, RenderID: p.RenderID, RenderLinks: links, RenderOutline: p.Outline,
 		RenderTries: p.RenderTries, RenderMisses: p.RenderMisses, RenderRetryMS: retry, ETag: p.ETag,
-		PathKey: pathKey, NamesVersion: note.NamesVersion}, nil
+		PathKey: pathKey, NamesVersion: note.NamesVersion, SiteExcluded: site.Excluded(p.Properties)}, nil
 }
 
 func fromRow(r publicationRow) (note.Publication, error) {

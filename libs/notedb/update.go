@@ -50,8 +50,13 @@ func (s *Store) Commit(ctx context.Context, e note.Edit) error {
 		if err := tx.Where("publication_cuid = ? AND version <= ?", e.CUID, e.Prune).Delete(&versionRow{}).Error; err != nil {
 			return err
 		}
-		if e.Names {
+		switch {
+		case e.Names:
 			if err := writeNames(tx, e.To); err != nil {
+				return err
+			}
+		case e.Rendered:
+			if err := writeLinks(tx, e.To); err != nil {
 				return err
 			}
 		}
@@ -114,6 +119,9 @@ func (s *Store) Unpublish(ctx context.Context, n note.Owned, now time.Time, chan
 			return note.ErrNotFound
 		}
 		if err := tx.Where("publication_cuid = ?", n.CUID).Delete(&nameRow{}).Error; err != nil {
+			return err
+		}
+		if err := tx.Where("publication_cuid = ?", n.CUID).Delete(&linkRow{}).Error; err != nil {
 			return err
 		}
 		if err := s.outbox.Write(tx, change); err != nil {

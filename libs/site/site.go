@@ -132,11 +132,19 @@ func (s *Settings) check(reserved []string) error {
 // Member is what the rule of membership reads of a publication that is not unpublished,
 // and what names it to its owner.
 type Member struct {
-	CUID       string
-	Title      *string
-	Path       *string
-	ExpiresAt  *time.Time
-	Properties map[string]any
+	CUID      string
+	Title     *string
+	Path      *string
+	ExpiresAt *time.Time
+	// Excluded: its properties keep it out of every site (Excluded).
+	Excluded bool
+}
+
+// Excluded reports whether a note's properties keep it out of every site: they say
+// `site: false` (a boolean; the string "false" is not).
+func Excluded(properties map[string]any) bool {
+	v, ok := properties["site"].(bool)
+	return ok && !v
 }
 
 // Contains reports whether the note m is in the site at now: the site is enabled, the
@@ -146,10 +154,7 @@ func (s Settings) Contains(m Member, now time.Time) bool {
 	if !s.Enabled || m.Path == nil || m.ExpiresAt != nil && !now.Before(*m.ExpiresAt) {
 		return false
 	}
-	if v, ok := m.Properties["site"].(bool); ok && !v {
-		return false
-	}
-	return s.underRoots(*m.Path)
+	return !m.Excluded && s.underRoots(*m.Path)
 }
 
 // underRoots reports whether the vault path p lies under one of the roots, by match key

@@ -28,9 +28,9 @@ func TestContains(t *testing.T) {
 		{"no path", garden, site.Member{}, false},
 		{"expired", garden, site.Member{Path: new("Garden/A.md"), ExpiresAt: &past}, false},
 		{"expiring later", garden, site.Member{Path: new("Garden/A.md"), ExpiresAt: &future}, true},
-		{"site: false", garden, site.Member{Path: new("Garden/A.md"), Properties: map[string]any{"site": false}}, false},
-		{"site: true", garden, site.Member{Path: new("Garden/A.md"), Properties: map[string]any{"site": true}}, true},
-		{"site: a string is not false", garden, site.Member{Path: new("Garden/A.md"), Properties: map[string]any{"site": "false"}}, true},
+		{"site: false", garden, site.Member{Path: new("Garden/A.md"), Excluded: site.Excluded(map[string]any{"site": false})}, false},
+		{"site: true", garden, site.Member{Path: new("Garden/A.md"), Excluded: site.Excluded(map[string]any{"site": true})}, true},
+		{"site: a string is not false", garden, site.Member{Path: new("Garden/A.md"), Excluded: site.Excluded(map[string]any{"site": "false"})}, true},
 		{"the whole vault", site.Settings{Enabled: true, Roots: []string{""}}, site.Member{Path: new("A.md")}, true},
 		{"a disabled site lists nothing", site.Settings{Roots: []string{""}}, site.Member{Path: new("A.md")}, false},
 	} {
