@@ -79,7 +79,7 @@ func TestJSONHasTheContentOfTheYAML(t *testing.T) {
 	}
 }
 
-var ginParam = regexp.MustCompile(`:([A-Za-z]+)`)
+var ginParam = regexp.MustCompile(`[:*]([A-Za-z]+)`)
 
 // openAPIPath converts a gin path of the routes table to OpenAPI syntax.
 func openAPIPath(ginPath string) string { return ginParam.ReplaceAllString(ginPath, "{$1}") }
